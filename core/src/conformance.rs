@@ -1,0 +1,160 @@
+//! Conformance vectors (SPEC §11): reading one and checking an outcome against it. Pure, so
+//! that every runner — the native test, the CLI over the component, the bindings' runners —
+//! judges a vector by the same rules; runners only find files and call an evaluator.
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// One parsed vector.
+#[derive(Debug)]
+pub struct Vector {
+    /// `<group>/<name>`.
+    pub id: String,
+    /// One sentence: what the vector pins down.
+    pub description: String,
+    /// The exact request text to evaluate: the `request` value as written in the file, or the
+    /// `request_json` string (for JSON-level faults a vector file cannot hold as a value).
+    pub request_text: String,
+    /// What must come out.
+    pub expect: Expectation,
+}
+
+/// The expected outcome of a vector.
+#[derive(Debug)]
+pub enum Expectation {
+    /// A complete decision, compared field by field.
+    Decision(Value),
+    /// An error code, and optionally a fragment of the message.
+    Error {
+        /// The expected code.
+        code: String,
+        /// Text the message must contain.
+        message_contains: Option<String>,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVector<'a> {
+    id: String,
+    description: String,
+    #[serde(borrow, default)]
+    request: Option<&'a RawValue>,
+    #[serde(default)]
+    request_json: Option<String>,
+    expect: RawExpect,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExpect {
+    #[serde(default)]
+    decision: Option<Value>,
+    #[serde(default)]
+    contract_digest: Option<String>,
+    #[serde(default)]
+    error: Option<RawError>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawError {
+    code: String,
+    #[serde(default)]
+    message_contains: Option<String>,
+}
+
+impl Vector {
+    /// Reads a vector file's text.
+    ///
+    /// # Errors
+    /// A message when the file is not a well-formed vector.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let raw: RawVector<'_> = serde_json::from_str(text).map_err(|e| format!("not a vector: {e}"))?;
+        let request_text = match (raw.request, raw.request_json) {
+            (Some(request), None) => request.get().to_owned(),
+            (None, Some(text)) => text,
+            _ => return Err("a vector needs exactly one of `request` and `request_json`".to_owned()),
+        };
+        let expect = match (raw.expect.decision, raw.expect.error) {
+            (Some(decision), None) => Expectation::Decision(decision),
+            (None, Some(error)) => Expectation::Error { code: error.code, message_contains: error.message_contains },
+            _ => return Err("`expect` needs exactly one of `decision` and `error`".to_owned()),
+        };
+        // `contract_digest` is checked by runners that can validate contracts; see `contract_digest`.
+        let _ = raw.expect.contract_digest;
+        Ok(Self { id: raw.id, description: raw.description, request_text, expect })
+    }
+
+    /// The expected `contract_digest`, when the vector names one.
+    pub fn contract_digest(text: &str) -> Option<String> {
+        let value: Value = serde_json::from_str(text).ok()?;
+        value.get("expect")?.get("contract_digest")?.as_str().map(str::to_owned)
+    }
+
+    /// Checks what an evaluator returned: the decision JSON text, or an error's code and message.
+    ///
+    /// # Errors
+    /// A message naming the first difference (the field path for decisions).
+    pub fn check(&self, outcome: Result<&str, (&str, &str)>) -> Result<(), String> {
+        match (&self.expect, outcome) {
+            (Expectation::Decision(expected), Ok(text)) => {
+                let actual: Value = serde_json::from_str(text).map_err(|e| format!("decision is not JSON: {e}"))?;
+                first_difference(expected, &actual, "decision")
+                    .map_or(Ok(()), |difference| Err(difference))
+            }
+            (Expectation::Decision(_), Err((code, message))) => {
+                Err(format!("expected a decision, got error {code}: {message}"))
+            }
+            (Expectation::Error { code, .. }, Ok(text)) => {
+                Err(format!("expected error {code}, got a decision: {}", truncate(text, 200)))
+            }
+            (Expectation::Error { code, message_contains }, Err((actual_code, message))) => {
+                if code != actual_code {
+                    return Err(format!("expected error {code}, got {actual_code}: {message}"));
+                }
+                match message_contains {
+                    Some(fragment) if !message.contains(fragment.as_str()) => {
+                        Err(format!("error {code}: message {message:?} does not contain {fragment:?}"))
+                    }
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+fn truncate(text: &str, max: usize) -> &str {
+    text.char_indices().nth(max).map_or(text, |(i, _)| text.get(..i).unwrap_or(text))
+}
+
+/// The path and values of the first place where `actual` differs from `expected`.
+pub fn first_difference(expected: &Value, actual: &Value, path: &str) -> Option<String> {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => {
+            for (key, e_value) in e {
+                let child = format!("{path}.{key}");
+                match a.get(key) {
+                    None => return Some(format!("{child}: missing, expected {e_value}")),
+                    Some(a_value) => {
+                        if let Some(difference) = first_difference(e_value, a_value, &child) {
+                            return Some(difference);
+                        }
+                    }
+                }
+            }
+            a.keys().find(|key| !e.contains_key(*key)).map(|key| format!("{path}.{key}: unexpected field"))
+        }
+        (Value::Array(e), Value::Array(a)) => {
+            for (i, (e_item, a_item)) in e.iter().zip(a).enumerate() {
+                if let Some(difference) = first_difference(e_item, a_item, &format!("{path}[{i}]")) {
+                    return Some(difference);
+                }
+            }
+            (e.len() != a.len()).then(|| format!("{path}: expected {} entries, got {}", e.len(), a.len()))
+        }
+        _ if expected == actual => None,
+        _ => Some(format!("{path}: expected {expected}, got {actual}")),
+    }
+}

@@ -1,0 +1,112 @@
+#![doc = include_str!("../README.md")]
+
+mod canonical;
+pub mod conformance;
+mod error;
+mod evaluate;
+mod explain;
+mod identity;
+mod json;
+mod model;
+mod parse;
+mod scalar;
+mod time;
+mod validate;
+mod vocab;
+
+pub use canonical::{Canon, content_digest};
+pub use error::{ErrorCode, EvaluationError};
+pub use explain::{Explanation, ReasonText, explain};
+pub use model::{
+    CapacityDemand, CapacityObservation, ContinuityContract, ContinuityObservation, ContractIdentity, Decision,
+    EvaluationRequest, Evidence, PartitionLeaseContract, QuotaBinding, QuotaObservation, SafetyObservation,
+    ScalePolicy, ScaleUnitContract, SignalObservation,
+};
+pub use vocab::{
+    ActionKind, CapacityAxis, ContinuityMode, EvidenceKind, EvidenceStatus, QuotaScope, Reason, SignalKind,
+    SurfaceKind, SurfaceProfile,
+};
+
+/// The wire schema this evaluator implements.
+pub const SCHEMA_VERSION: &str = "1";
+
+/// This evaluator's version (the crate version).
+pub const EVALUATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Evaluates a typed request (SPEC §6–§7).
+///
+/// Every check of the SPEC runs here, so a typed caller gets exactly the errors a JSON caller
+/// gets (apart from JSON-level faults).
+///
+/// # Errors
+/// An [`EvaluationError`] when the request breaks a precondition: an invalid field, reference,
+/// digest, time, policy, contract or observation, an identity mismatch, a duplicate observation,
+/// or `current_replicas` out of bounds. Missing or stale evidence is not an error: it is a
+/// `blocked` decision.
+pub fn evaluate(request: &EvaluationRequest) -> Result<Decision, EvaluationError> {
+    let checked = validate::request(request)?;
+    Ok(evaluate::decide(&checked))
+}
+
+/// Evaluates a request given as JSON text and returns the decision as compact JSON.
+///
+/// # Errors
+/// `invalid_json` for text that is not one JSON document (a duplicate key included), and every
+/// error of [`evaluate`].
+pub fn evaluate_json(request: &str) -> Result<String, EvaluationError> {
+    let decision = evaluate(&parse_request(request)?)?;
+    Ok(decision_to_json(&decision))
+}
+
+/// Evaluates a request given as bytes (which must be UTF-8 JSON).
+///
+/// # Errors
+/// `invalid_json` for bytes that are not UTF-8, and every error of [`evaluate_json`].
+pub fn evaluate_json_bytes(request: &[u8]) -> Result<String, EvaluationError> {
+    let text = std::str::from_utf8(request).map_err(|e| {
+        EvaluationError::new(ErrorCode::InvalidJson, format!("request is not valid UTF-8: {e}"), "")
+    })?;
+    evaluate_json(text)
+}
+
+/// Parses an evaluation request from JSON text, strictly (SPEC §1): unknown fields, floats,
+/// booleans as integers and `null` outside the nullable fields are refused. Bounds and rules
+/// are checked later, by [`evaluate`].
+///
+/// # Errors
+/// `invalid_json` or `invalid_field`, with the path of the offending field.
+pub fn parse_request(request: &str) -> Result<EvaluationRequest, EvaluationError> {
+    parse::request(&json::parse(request)?)
+}
+
+/// Parses a contract from JSON text, strictly (shape only; see [`validate_contract`]).
+///
+/// # Errors
+/// `invalid_json` or `invalid_field`, with a path relative to the contract document.
+pub fn parse_contract(contract: &str) -> Result<ScaleUnitContract, EvaluationError> {
+    parse::contract(&json::parse(contract)?, "")
+}
+
+/// Validates a contract (SPEC §4) and computes its identity (SPEC §8). Paths in errors are
+/// relative to the contract (`policy.target`; `""` for the contract-level checks).
+///
+/// # Errors
+/// `invalid_field`, `invalid_ref`, `credential_in_ref`, `invalid_digest`, `invalid_policy`,
+/// `invalid_contract`, or `identity_mismatch` when a supplied id or digest differs.
+pub fn validate_contract(contract: &ScaleUnitContract) -> Result<ContractIdentity, EvaluationError> {
+    validate::contract(contract, "")
+}
+
+/// Parses and validates a contract given as JSON text.
+///
+/// # Errors
+/// Every error of [`parse_contract`] and [`validate_contract`].
+pub fn validate_contract_json(contract: &str) -> Result<ContractIdentity, EvaluationError> {
+    validate_contract(&parse_contract(contract)?)
+}
+
+/// Serializes a decision as compact JSON, fields in SPEC §9 order.
+pub fn decision_to_json(decision: &Decision) -> String {
+    // Serializing plain strings, integers and booleans into a String cannot fail.
+    serde_json::to_string(decision).unwrap_or_default()
+}

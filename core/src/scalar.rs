@@ -1,0 +1,51 @@
+//! Scalar checks of SPEC §3: bounded opaque references, the credential rule and digests.
+
+/// Whether `text` matches `^[A-Za-z0-9][A-Za-z0-9._:/@+\-]{0,255}$`.
+pub(crate) fn is_ref(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let Some((first, rest)) = bytes.split_first() else { return false };
+    bytes.len() <= 256
+        && first.is_ascii_alphanumeric()
+        && rest.iter().all(|b| b.is_ascii_alphanumeric() || b"._:/@+-".contains(b))
+}
+
+/// The credential pattern of SPEC §3, spelled out: its alternatives form a finite language, so
+/// a case-insensitive substring search over these words is an exact implementation of it.
+const CREDENTIAL_WORDS: &[&str] = &[
+    "authorization",
+    "bearer",
+    "cookie",
+    "password",
+    "passwd",
+    "privatekey",
+    "private_key",
+    "private-key",
+    "secret",
+    "token=",
+    "token:",
+    "apikey",
+    "api_key",
+    "api-key",
+    "rawbody",
+    "raw_body",
+    "raw-body",
+    "rawspan",
+    "raw_span",
+    "raw-span",
+    "rawlog",
+    "raw_log",
+    "raw-log",
+];
+
+/// Whether `text` contains anything the credential pattern matches, ignoring ASCII case.
+/// Refs are ASCII by the time this runs (the ref pattern is checked first).
+pub(crate) fn looks_like_credential(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    CREDENTIAL_WORDS.iter().any(|word| lower.contains(word))
+}
+
+/// Whether `text` is `sha256:` and 64 lower-case hex digits.
+pub(crate) fn is_digest(text: &str) -> bool {
+    text.strip_prefix("sha256:")
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+}

@@ -1,0 +1,74 @@
+//! Runs every conformance vector below `tests/vectors/` (and below `$SCALE_UNITS_VECTORS` when
+//! set) through the native core. Fails naming each vector and its first differing field.
+
+use std::path::{Path, PathBuf};
+
+use scale_units_core::conformance::Vector;
+use scale_units_core::{evaluate_json, validate_contract_json};
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        panic!("cannot read vector folder {}", dir.display());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, out);
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+}
+
+fn known_failures(root: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(root.join("known-failures/native.txt")).unwrap_or_default();
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+fn run(vector_text: &str) -> Result<String, String> {
+    let vector = Vector::parse(vector_text)?;
+    let outcome = evaluate_json(&vector.request_text);
+    let as_ref = match &outcome {
+        Ok(text) => Ok(text.as_str()),
+        Err(error) => Err((error.code().as_str(), error.message())),
+    };
+    vector.check(as_ref).map_err(|m| format!("{}: {m}", vector.id))?;
+    if let Some(expected) = Vector::contract_digest(vector_text) {
+        let request: serde_json::Value = serde_json::from_str(&vector.request_text).map_err(|e| e.to_string())?;
+        let contract = request.get("contract").map(|c| c.to_string()).unwrap_or_default();
+        let identity = validate_contract_json(&contract).map_err(|e| format!("{}: contract: {e}", vector.id))?;
+        if identity.contract_digest != expected {
+            return Err(format!("{}: contract_digest: expected {expected}, got {}", vector.id, identity.contract_digest));
+        }
+    }
+    Ok(vector.id)
+}
+
+#[test]
+fn every_vector_passes_natively() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
+    let mut files = Vec::new();
+    collect(&root, &mut files);
+    if let Some(extra) = std::env::var_os("SCALE_UNITS_VECTORS") {
+        collect(Path::new(&extra), &mut files);
+    }
+    files.sort();
+    let known = known_failures(&root);
+    let (mut passed, mut failures) = (0, Vec::new());
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let id = Vector::parse(&text).map(|v| v.id).unwrap_or_else(|_| file.display().to_string());
+        match (run(&text), known.contains(&id)) {
+            (Ok(_), false) | (Err(_), true) => passed += 1,
+            (Ok(_), true) => failures.push(format!("{id}: listed as a known failure but passes; remove it from the list")),
+            (Err(message), false) => failures.push(format!("{} ({message})", file.display())),
+        }
+    }
+    assert!(files.len() >= 12, "found only {} vectors below {}", files.len(), root.display());
+    assert!(failures.is_empty(), "{} of {} vectors failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    eprintln!("{passed} vectors passed");
+}
