@@ -122,9 +122,6 @@ mod tests {
     #[test]
     fn pinned_missing_signal_digest() {
         let missing = Canon::Map(vec![("kind", Canon::Str("signal")), ("state", Canon::Str("missing"))]);
-        assert_eq!(
-            content_digest(&missing),
-            "sha256:09ec28542f8fbb66c37f2c661e774b6687127212408499e4eddb77cca44767fb"
-        );
+        assert_eq!(content_digest(&missing), "sha256:09ec28542f8fbb66c37f2c661e774b6687127212408499e4eddb77cca44767fb");
     }
 }

@@ -75,7 +75,9 @@ impl Vector {
         let request_text = match (raw.request, raw.request_json) {
             (Some(request), None) => request.get().to_owned(),
             (None, Some(text)) => text,
-            _ => return Err("a vector needs exactly one of `request` and `request_json`".to_owned()),
+            _ => {
+                return Err("a vector needs exactly one of `request` and `request_json`".to_owned());
+            }
         };
         let expect = match (raw.expect.decision, raw.expect.error) {
             (Some(decision), None) => Expectation::Decision(decision),
@@ -101,8 +103,7 @@ impl Vector {
         match (&self.expect, outcome) {
             (Expectation::Decision(expected), Ok(text)) => {
                 let actual: Value = serde_json::from_str(text).map_err(|e| format!("decision is not JSON: {e}"))?;
-                first_difference(expected, &actual, "decision")
-                    .map_or(Ok(()), |difference| Err(difference))
+                first_difference(expected, &actual, "decision").map_or(Ok(()), |difference| Err(difference))
             }
             (Expectation::Decision(_), Err((code, message))) => {
                 Err(format!("expected a decision, got error {code}: {message}"))

@@ -33,8 +33,7 @@ fn observed(kind: EvidenceKind, reference: &str, digest: &str, status: EvidenceS
 
 /// Evidence for something not supplied: a fixed reference and the digest of a fixed marker.
 fn missing(kind: EvidenceKind, reference: String, marker: (&'static str, &str), reason: Reason) -> Evidence {
-    let digest =
-        content_digest(&Canon::Map(vec![(marker.0, Canon::Str(marker.1)), ("state", Canon::Str("missing"))]));
+    let digest = content_digest(&Canon::Map(vec![(marker.0, Canon::Str(marker.1)), ("state", Canon::Str("missing"))]));
     Evidence { kind, reference, digest, status: EvidenceStatus::Missing, code: reason.as_str().to_owned() }
 }
 
@@ -100,7 +99,12 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
     match &request.signal {
         None => {
             reasons.push(Reason::SignalMissing);
-            evidence.push(missing(EvidenceKind::Signal, "signal:missing".into(), ("kind", "signal"), Reason::SignalMissing));
+            evidence.push(missing(
+                EvidenceKind::Signal,
+                "signal:missing".into(),
+                ("kind", "signal"),
+                Reason::SignalMissing,
+            ));
         }
         Some(signal) => {
             let (status, code) = if signal.signal != contract.policy.target_signal {
@@ -158,7 +162,12 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
             None => {
                 let reason = if provider { Reason::ProviderQuotaMissing } else { Reason::QuotaMissing };
                 set(&mut flags, if provider { 0 } else { 2 });
-                evidence.push(missing(EvidenceKind::Quota, binding.quota_ref.clone(), ("quota_ref", &binding.quota_ref), reason));
+                evidence.push(missing(
+                    EvidenceKind::Quota,
+                    binding.quota_ref.clone(),
+                    ("quota_ref", &binding.quota_ref),
+                    reason,
+                ));
             }
             Some((o, window)) => {
                 let (status, code) = if o.scope != binding.scope {
@@ -241,10 +250,22 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
             }
             Some(o) if !fresh(checked.safety) => {
                 reasons.push(Reason::OverloadSheddingActive);
-                evidence.push(observed(EvidenceKind::Safety, &o.source_ref, &o.source_digest, EvidenceStatus::Stale, "safety_stale"));
+                evidence.push(observed(
+                    EvidenceKind::Safety,
+                    &o.source_ref,
+                    &o.source_digest,
+                    EvidenceStatus::Stale,
+                    "safety_stale",
+                ));
             }
             Some(o) => {
-                evidence.push(observed(EvidenceKind::Safety, &o.source_ref, &o.source_digest, EvidenceStatus::Accepted, "safety"));
+                evidence.push(observed(
+                    EvidenceKind::Safety,
+                    &o.source_ref,
+                    &o.source_digest,
+                    EvidenceStatus::Accepted,
+                    "safety",
+                ));
                 if o.overloaded {
                     reasons.push(Reason::OverloadSheddingActive);
                 }
@@ -319,7 +340,8 @@ fn track_and_gate(checked: &Checked<'_>, current: u64, exhausted: &Exhausted) ->
 
     // C3 cooldown: exactly the cooldown elapsed passes.
     if let Some(last) = checked.last_action_at {
-        let cooldown = if action == ActionKind::ScaleUp { policy.scale_up_cooldown_s } else { policy.scale_down_cooldown_s };
+        let cooldown =
+            if action == ActionKind::ScaleUp { policy.scale_up_cooldown_s } else { policy.scale_down_cooldown_s };
         let elapsed = i128::from(checked.now) - i128::from(last);
         if elapsed < i128::from(cooldown) * MICROS_PER_SECOND {
             return Outcome::hold(current, Reason::Cooldown);
@@ -384,9 +406,8 @@ fn growth_reasons(checked: &Checked<'_>, additional: u64, exhausted: &Exhausted)
     // 4. Projected use of each binding; the limit is never multiplied by a replica count.
     for binding in &contract.quotas {
         let observation = request.quotas.iter().find(|o| o.quota_ref == binding.quota_ref);
-        let over = observation.is_some_and(|o| {
-            u128::from(o.used) + additional * u128::from(binding.per_replica) > u128::from(o.limit)
-        });
+        let over = observation
+            .is_some_and(|o| u128::from(o.used) + additional * u128::from(binding.per_replica) > u128::from(o.limit));
         if binding.scope == QuotaScope::ProviderGlobal {
             if binding.multiplicative {
                 reasons.push(Reason::ProviderQuotaNotMultiplicative);

@@ -19,9 +19,7 @@ impl Reason {
             Self::SignalMismatch => "The observed signal is not the one the policy tracks.",
             Self::CapacityMissing => "A capacity axis the contract depends on has no observation.",
             Self::CapacityStale => "A capacity observation is outside its freshness window.",
-            Self::CapacityExhausted => {
-                "The added replicas would not fit the available capacity or a local quota."
-            }
+            Self::CapacityExhausted => "The added replicas would not fit the available capacity or a local quota.",
             Self::EngineAuthoritySaturated => {
                 "The engine behind this surface is saturated; more front-end replicas would not help."
             }
@@ -39,14 +37,10 @@ impl Reason {
             Self::ContinuityMissing => "No continuity observation for a surface that keeps session state.",
             Self::ContinuityStale => "The continuity observation is outside its freshness window.",
             Self::ContinuityNotReady => "The continuity store reports that it is not ready.",
-            Self::ActiveSessionsBlockDrain => {
-                "Active sessions or streams must drain before any replica is removed."
-            }
+            Self::ActiveSessionsBlockDrain => "Active sessions or streams must drain before any replica is removed.",
             Self::ScaleFromZeroDisabled => "The unit is at zero and the contract does not allow starting from zero.",
             Self::ScaleToZeroDisabled => "The contract does not allow scaling to zero.",
-            Self::DrainRequired => {
-                "Removing replicas needs a drain longer than the continuity contract allows."
-            }
+            Self::DrainRequired => "Removing replicas needs a drain longer than the continuity contract allows.",
             Self::OverloadSheddingActive => {
                 "Safety evidence is missing or stale, or the fleet is shedding load; scaling is unsafe."
             }

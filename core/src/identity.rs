@@ -48,7 +48,9 @@ fn contract_identity(contract: &ScaleUnitContract) -> Canon<'_> {
                 contract
                     .replica_demands
                     .iter()
-                    .map(|d| Canon::Map(vec![("axis", Canon::Str(d.axis.as_str())), ("per_replica", int(d.per_replica))]))
+                    .map(|d| {
+                        Canon::Map(vec![("axis", Canon::Str(d.axis.as_str())), ("per_replica", int(d.per_replica))])
+                    })
                     .collect(),
             ),
         ),
@@ -151,6 +153,7 @@ pub(crate) fn decision(fields: &DecisionFields<'_>) -> (String, String) {
     ]);
     let hex = sha256_hex(identity.to_text().as_bytes());
     let decision_id = format!("scale-decision:{}", hex.get(..32).unwrap_or_default());
-    let decision_digest = content_digest(&Canon::Map(vec![("kind", Canon::Str("scale_decision")), ("identity", identity)]));
+    let decision_digest =
+        content_digest(&Canon::Map(vec![("kind", Canon::Str("scale_decision")), ("identity", identity)]));
     (decision_id, decision_digest)
 }

@@ -63,9 +63,8 @@ pub fn evaluate_json(request: &str) -> Result<String, EvaluationError> {
 /// # Errors
 /// `invalid_json` for bytes that are not UTF-8, and every error of [`evaluate_json`].
 pub fn evaluate_json_bytes(request: &[u8]) -> Result<String, EvaluationError> {
-    let text = std::str::from_utf8(request).map_err(|e| {
-        EvaluationError::new(ErrorCode::InvalidJson, format!("request is not valid UTF-8: {e}"), "")
-    })?;
+    let text = std::str::from_utf8(request)
+        .map_err(|e| EvaluationError::new(ErrorCode::InvalidJson, format!("request is not valid UTF-8: {e}"), ""))?;
     evaluate_json(text)
 }
 

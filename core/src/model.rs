@@ -5,8 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::vocab::{
-    ActionKind, CapacityAxis, ContinuityMode, EvidenceKind, EvidenceStatus, QuotaScope, Reason, SignalKind,
-    SurfaceKind,
+    ActionKind, CapacityAxis, ContinuityMode, EvidenceKind, EvidenceStatus, QuotaScope, Reason, SignalKind, SurfaceKind,
 };
 
 /// Replica bounds, the tracked signal and target, steps, cooldowns and zero switches (SPEC §4.1).

@@ -18,12 +18,10 @@ fn list<T>(
     read: impl Fn(&Json, &str) -> Result<T, EvaluationError>,
 ) -> Result<Vec<T>, EvaluationError> {
     let found = if required { Some(fields.required(name)?) } else { fields.optional(name)? };
-    let Some((value, path)) = found else { return Ok(Vec::new()) };
-    json::array(value, &path)?
-        .iter()
-        .enumerate()
-        .map(|(i, item)| read(item, &json::index(&path, i)))
-        .collect()
+    let Some((value, path)) = found else {
+        return Ok(Vec::new());
+    };
+    json::array(value, &path)?.iter().enumerate().map(|(i, item)| read(item, &json::index(&path, i))).collect()
 }
 
 fn opt_u64(fields: &mut Fields<'_>, name: &str, default: u64) -> Result<u64, EvaluationError> {
@@ -308,5 +306,15 @@ pub(crate) fn request(value: &Json) -> Result<EvaluationRequest, EvaluationError
     let last_action_at = nullable_string(&mut f, "last_action_at")?;
     debug_assert!(f.path().is_empty());
     f.finish()?;
-    Ok(EvaluationRequest { contract, current_replicas, signal, capacities, quotas, continuity, safety, now, last_action_at })
+    Ok(EvaluationRequest {
+        contract,
+        current_replicas,
+        signal,
+        capacities,
+        quotas,
+        continuity,
+        safety,
+        now,
+        last_action_at,
+    })
 }

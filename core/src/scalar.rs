@@ -3,7 +3,9 @@
 /// Whether `text` matches `^[A-Za-z0-9][A-Za-z0-9._:/@+\-]{0,255}$`.
 pub(crate) fn is_ref(text: &str) -> bool {
     let bytes = text.as_bytes();
-    let Some((first, rest)) = bytes.split_first() else { return false };
+    let Some((first, rest)) = bytes.split_first() else {
+        return false;
+    };
     bytes.len() <= 256
         && first.is_ascii_alphanumeric()
         && rest.iter().all(|b| b.is_ascii_alphanumeric() || b"._:/@+-".contains(b))

@@ -223,7 +223,10 @@ pub(crate) fn contract(contract: &ScaleUnitContract, path: &str) -> Result<Contr
         _ => {}
     }
     if continuity.mode == ContinuityMode::Stateless && continuity.block_scale_down_with_active {
-        return Err(contract_error(&continuity_path, "stateless continuity cannot block scale-down on active sessions"));
+        return Err(contract_error(
+            &continuity_path,
+            "stateless continuity cannot block scale-down on active sessions",
+        ));
     }
 
     if c.contract_id.chars().count() > MAX_CONTRACT_ID_CHARS {
@@ -244,7 +247,10 @@ pub(crate) fn contract(contract: &ScaleUnitContract, path: &str) -> Result<Contr
         return Err(contract_error(here, "required capacity axes must be unique"));
     }
     if c.allowed_signals.is_empty() || !c.allowed_signals.iter().all(|s| profile.allowed_signals.contains(s)) {
-        return Err(contract_error(here, format!("{surface} contract declares a signal outside its allowed vocabulary")));
+        return Err(contract_error(
+            here,
+            format!("{surface} contract declares a signal outside its allowed vocabulary"),
+        ));
     }
     if !c.allowed_signals.contains(&p.target_signal) {
         return Err(contract_error(here, "target_signal must be in allowed_signals"));
@@ -290,7 +296,11 @@ pub(crate) fn contract(contract: &ScaleUnitContract, path: &str) -> Result<Contr
 
     let identity = identity::contract(c);
     if !c.contract_id.is_empty() && c.contract_id != identity.contract_id {
-        return Err(error(ErrorCode::IdentityMismatch, &at("contract_id"), "contract_id does not match immutable identity"));
+        return Err(error(
+            ErrorCode::IdentityMismatch,
+            &at("contract_id"),
+            "contract_id does not match immutable identity",
+        ));
     }
     if !c.contract_digest.is_empty() && c.contract_digest != identity.contract_digest {
         return Err(error(
@@ -348,7 +358,11 @@ fn capacity(o: &CapacityObservation, path: &str) -> Result<Window, EvaluationErr
     bounded(o.reserved, 0, MAX_AMOUNT, &join(path, "reserved"))?;
     bounded(o.used, 0, MAX_AMOUNT, &join(path, "used"))?;
     if !(o.used <= o.reserved && o.reserved <= o.allocatable) {
-        return Err(error(ErrorCode::InvalidObservation, path, "capacity must satisfy used <= reserved <= allocatable"));
+        return Err(error(
+            ErrorCode::InvalidObservation,
+            path,
+            "capacity must satisfy used <= reserved <= allocatable",
+        ));
     }
     Ok(window)
 }

@@ -3,9 +3,8 @@
 use proptest::prelude::*;
 use scale_units_core::{
     ActionKind, CapacityDemand, CapacityObservation, ContinuityContract, ContinuityMode, ContinuityObservation,
-    Decision, EvaluationRequest, PartitionLeaseContract, QuotaBinding, QuotaObservation, QuotaScope,
-    SafetyObservation, ScalePolicy, ScaleUnitContract, SignalObservation, SurfaceKind, decision_to_json, evaluate,
-    evaluate_json,
+    Decision, EvaluationRequest, PartitionLeaseContract, QuotaBinding, QuotaObservation, QuotaScope, SafetyObservation,
+    ScalePolicy, ScaleUnitContract, SignalObservation, SurfaceKind, decision_to_json, evaluate, evaluate_json,
 };
 
 const DIGEST: &str = "sha256:8983d2cf111527b9be4d220c76d6ca9c50dec8ea9c2d9a5f81180d46a2358d78";
@@ -131,7 +130,11 @@ fn build(k: &Knobs) -> EvaluationRequest {
     policy.allow_scale_to_zero = k.to_zero;
     policy.allow_scale_from_zero = k.from_zero;
 
-    let mode = profile.continuity_modes.get(k.mode_pick % profile.continuity_modes.len()).copied().unwrap_or(ContinuityMode::Externalized);
+    let mode = profile
+        .continuity_modes
+        .get(k.mode_pick % profile.continuity_modes.len())
+        .copied()
+        .unwrap_or(ContinuityMode::Externalized);
     let mut continuity = ContinuityContract::new(mode);
     match mode {
         ContinuityMode::Externalized => continuity.external_store_ref = Some("store:sessions".to_owned()),
@@ -186,7 +189,14 @@ fn build(k: &Knobs) -> EvaluationRequest {
     };
 
     let (observed_at, expires_at, source_ref, source_digest) = observation_window(&k.signal_window);
-    let signal = Some(SignalObservation { signal: target_signal, value: k.value, observed_at, expires_at, source_ref, source_digest });
+    let signal = Some(SignalObservation {
+        signal: target_signal,
+        value: k.value,
+        observed_at,
+        expires_at,
+        source_ref,
+        source_digest,
+    });
     let capacities = axes
         .iter()
         .enumerate()
@@ -195,7 +205,16 @@ fn build(k: &Knobs) -> EvaluationRequest {
             let reserved = allocatable * k.reserved_ppm.get(i).copied().unwrap_or(0) / 1_000_000;
             let (observed_at, expires_at, source_ref, source_digest) =
                 observation_window(k.capacity_windows.get(i).unwrap_or(&k.signal_window));
-            CapacityObservation { axis, allocatable, reserved, used: reserved / 2, observed_at, expires_at, source_ref, source_digest }
+            CapacityObservation {
+                axis,
+                allocatable,
+                reserved,
+                used: reserved / 2,
+                observed_at,
+                expires_at,
+                source_ref,
+                source_digest,
+            }
         })
         .collect();
     let quota_observations = quotas
@@ -404,7 +423,9 @@ fn generator_reaches_every_action() {
     let strategy = knobs();
     let mut counts = std::collections::BTreeMap::new();
     for _ in 0..2000 {
-        let Ok(tree) = strategy.new_tree(&mut runner) else { continue };
+        let Ok(tree) = strategy.new_tree(&mut runner) else {
+            continue;
+        };
         let decision = decide(&build(&tree.current()));
         *counts.entry(decision.action.as_str()).or_insert(0_u32) += 1;
     }

@@ -42,7 +42,10 @@ fn run(vector_text: &str) -> Result<String, String> {
         let contract = request.get("contract").map(|c| c.to_string()).unwrap_or_default();
         let identity = validate_contract_json(&contract).map_err(|e| format!("{}: contract: {e}", vector.id))?;
         if identity.contract_digest != expected {
-            return Err(format!("{}: contract_digest: expected {expected}, got {}", vector.id, identity.contract_digest));
+            return Err(format!(
+                "{}: contract_digest: expected {expected}, got {}",
+                vector.id, identity.contract_digest
+            ));
         }
     }
     Ok(vector.id)
@@ -64,7 +67,9 @@ fn every_vector_passes_natively() {
         let id = Vector::parse(&text).map(|v| v.id).unwrap_or_else(|_| file.display().to_string());
         match (run(&text), known.contains(&id)) {
             (Ok(_), false) | (Err(_), true) => passed += 1,
-            (Ok(_), true) => failures.push(format!("{id}: listed as a known failure but passes; remove it from the list")),
+            (Ok(_), true) => {
+                failures.push(format!("{id}: listed as a known failure but passes; remove it from the list"))
+            }
             (Err(message), false) => failures.push(format!("{} ({message})", file.display())),
         }
     }
