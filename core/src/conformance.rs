@@ -103,7 +103,7 @@ impl Vector {
         match (&self.expect, outcome) {
             (Expectation::Decision(expected), Ok(text)) => {
                 let actual: Value = serde_json::from_str(text).map_err(|e| format!("decision is not JSON: {e}"))?;
-                first_difference(expected, &actual, "decision").map_or(Ok(()), |difference| Err(difference))
+                first_difference(expected, &actual, "decision").map_or(Ok(()), Err)
             }
             (Expectation::Decision(_), Err((code, message))) => {
                 Err(format!("expected a decision, got error {code}: {message}"))

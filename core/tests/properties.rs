@@ -1,5 +1,7 @@
 //! Properties of the evaluator over generated requests for every surface.
 
+#![allow(clippy::panic, reason = "a test fails by panicking")]
+
 use proptest::prelude::*;
 use scale_units_core::{
     ActionKind, CapacityDemand, CapacityObservation, ContinuityContract, ContinuityMode, ContinuityObservation,

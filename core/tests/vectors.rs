@@ -1,6 +1,8 @@
 //! Runs every conformance vector below `tests/vectors/` (and below `$SCALE_UNITS_VECTORS` when
 //! set) through the native core. Fails naming each vector and its first differing field.
 
+#![allow(clippy::panic, reason = "a test fails by panicking")]
+
 use std::path::{Path, PathBuf};
 
 use scale_units_core::conformance::Vector;
