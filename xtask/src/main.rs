@@ -1,0 +1,249 @@
+//! Workspace tasks (`cargo xtask <task>`).
+//!
+//! - `component`: builds `evaluator-component` as a `cdylib` for `wasm32-unknown-unknown` with the
+//!   `component` profile, wraps the core module into a component with `wit-component`, and writes it to
+//!   `<target>/scale-units/scale_units_evaluator.wasm`, where the host finds it by default.
+//! - `wit-check [--bless]`: builds the component, then fails when the component imports anything,
+//!   when its printed world differs from `wit/snapshot/component.wit` (`--bless` rewrites the
+//!   snapshot), or when an item of `wit/` lacks a `///` doc comment.
+//! - `print-wit FILE.wasm`: prints the world of any component.
+
+#![allow(
+    clippy::indexing_slicing,
+    reason = "a build tool: arena ids index the Resolve that produced them, and a panic here only fails the task"
+)]
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+use wit_component::{ComponentEncoder, DecodedWasm, WitPrinter};
+use wit_parser::{Docs, Resolve, TypeDefKind, WorldItem};
+
+/// The file name of the built component, beside the other outputs of this workspace.
+const COMPONENT_FILE: &str = "scale_units_evaluator.wasm";
+/// The checked-in printed world of the built component.
+const SNAPSHOT: &str = "wit/snapshot/component.wit";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let outcome = match args.as_slice() {
+        ["component"] => build_component().map(|_| ()),
+        ["wit-check"] => wit_check(false),
+        ["wit-check", "--bless"] => wit_check(true),
+        ["print-wit", file] => fs::read(file)
+            .with_context(|| format!("reading {file}"))
+            .and_then(|bytes| print_world(&bytes))
+            .map(|text| print!("{text}")),
+        _ => {
+            eprintln!("usage: cargo xtask component | wit-check [--bless] | print-wit FILE.wasm");
+            return ExitCode::from(2);
+        }
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("xtask: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    // xtask/ sits directly below the workspace root.
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
+}
+
+/// Builds the component and returns its path and bytes.
+fn build_component() -> Result<(PathBuf, Vec<u8>)> {
+    let root = workspace_root();
+    let target = target_dir(&root);
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    // Remapped paths keep the build machine's directories out of the artifact, so the same
+    // sources and toolchain give the same bytes anywhere.
+    let home = env::var("CARGO_HOME")
+        .ok()
+        .or_else(|| env::var("HOME").ok().map(|home| format!("{home}/.cargo")))
+        .unwrap_or_default();
+    let mut rustflags = format!("--remap-path-prefix={}=/scale-units", root.display());
+    if !home.is_empty() {
+        rustflags.push_str(&format!(" --remap-path-prefix={home}=/cargo"));
+    }
+    let status = Command::new(cargo)
+        .current_dir(&root)
+        .args([
+            "rustc",
+            "--package",
+            "scale-units-component",
+            "--lib",
+            "--crate-type",
+            "cdylib",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--profile",
+            "component",
+        ])
+        .env("RUSTFLAGS", rustflags)
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .status()
+        .context("running cargo build for wasm32-unknown-unknown")?;
+    if !status.success() {
+        bail!(
+            "building the core module failed (is the target installed? \
+             `rustup target add wasm32-unknown-unknown`)"
+        );
+    }
+    let module_path = target.join("wasm32-unknown-unknown/component/scale_units_component.wasm");
+    let module = fs::read(&module_path).with_context(|| format!("reading {}", module_path.display()))?;
+    let component = ComponentEncoder::default()
+        .module(&module)
+        .context("reading the core module and its component-type section")?
+        .validate(true)
+        .encode()
+        .context("encoding the component")?;
+    ensure_no_imports(&component)?;
+    let out_dir = target.join("scale-units");
+    fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let out = out_dir.join(COMPONENT_FILE);
+    fs::write(&out, &component).with_context(|| format!("writing {}", out.display()))?;
+    println!("component {} ({} bytes, sha256:{})", out.display(), component.len(), hex(&Sha256::digest(&component)));
+    Ok((out, component))
+}
+
+/// Fails when the component has any import at its top level: no WASI, no host function, no type.
+fn ensure_no_imports(component: &[u8]) -> Result<()> {
+    let mut imports = Vec::new();
+    let mut depth = 0usize;
+    for payload in wasmparser::Parser::new(0).parse_all(component) {
+        match payload.context("parsing the component")? {
+            wasmparser::Payload::Version { .. } => depth += 1,
+            wasmparser::Payload::End(_) => depth = depth.saturating_sub(1),
+            wasmparser::Payload::ComponentImportSection(section) if depth == 1 => {
+                for import in section {
+                    imports.push(import.context("reading an import")?.name.name.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    if !imports.is_empty() {
+        bail!("the component must import nothing, but imports: {}", imports.join(", "));
+    }
+    Ok(())
+}
+
+/// Prints the world of a component as `wasm-tools component wit` does.
+fn print_world(component: &[u8]) -> Result<String> {
+    let decoded = wit_component::decode(component).context("decoding the component")?;
+    let DecodedWasm::Component(resolve, world) = &decoded else {
+        bail!("not a component but a WIT package");
+    };
+    if !resolve.worlds[*world].imports.is_empty() {
+        let names: Vec<String> = resolve.worlds[*world].imports.keys().map(|key| resolve.name_world_key(key)).collect();
+        bail!("the component's world imports {}", names.join(", "));
+    }
+    let main = decoded.package();
+    let nested: Vec<_> = resolve.packages.iter().map(|(id, _)| id).filter(|id| *id != main).collect();
+    let mut printer = WitPrinter::default();
+    printer.print(resolve, main, &nested)?;
+    Ok(printer.output.to_string())
+}
+
+fn wit_check(bless: bool) -> Result<()> {
+    let root = workspace_root();
+    check_docs(&root.join("wit"))?;
+    let (_, component) = build_component()?;
+    let printed = print_world(&component)?;
+    let snapshot = root.join(SNAPSHOT);
+    if bless {
+        if let Some(dir) = snapshot.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        fs::write(&snapshot, &printed)?;
+        println!("wrote {}", snapshot.display());
+        return Ok(());
+    }
+    let expected = fs::read_to_string(&snapshot).with_context(|| format!("reading {}", snapshot.display()))?;
+    if expected != printed {
+        let first = expected
+            .lines()
+            .zip(printed.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| expected.lines().count().min(printed.lines().count()));
+        bail!(
+            "the component's world differs from {SNAPSHOT} from line {}:\n  snapshot: {:?}\n  built:    {:?}\n\
+             (if the change is intended: cargo xtask wit-check --bless)",
+            first + 1,
+            expected.lines().nth(first).unwrap_or("<end>"),
+            printed.lines().nth(first).unwrap_or("<end>"),
+        );
+    }
+    println!("wit-check: the component imports nothing and matches {SNAPSHOT}");
+    Ok(())
+}
+
+/// Fails when a package, world, interface, type, field, case or function of `wit/` has no docs.
+fn check_docs(dir: &Path) -> Result<()> {
+    let mut resolve = Resolve::default();
+    let (main, _) = resolve.push_dir(dir).with_context(|| format!("parsing {}", dir.display()))?;
+    let mut missing = Vec::new();
+    let mut need = |docs: &Docs, what: String| {
+        if docs.contents.as_deref().is_none_or(|text| text.trim().is_empty()) {
+            missing.push(what);
+        }
+    };
+    let package = &resolve.packages[main];
+    need(&package.docs, format!("package {}", package.name));
+    for (name, id) in &package.worlds {
+        let world = &resolve.worlds[*id];
+        need(&world.docs, format!("world {name}"));
+        for (key, item) in world.imports.iter().chain(&world.exports) {
+            if let (wit_parser::WorldKey::Name(item_name), WorldItem::Function(func)) = (key, item) {
+                need(&func.docs, format!("world {name} function {item_name}"));
+            }
+        }
+    }
+    for (name, id) in &package.interfaces {
+        let interface = &resolve.interfaces[*id];
+        need(&interface.docs, format!("interface {name}"));
+        for (func_name, func) in &interface.functions {
+            need(&func.docs, format!("{name}.{func_name}"));
+        }
+        for (type_name, type_id) in &interface.types {
+            let ty = &resolve.types[*type_id];
+            need(&ty.docs, format!("{name}.{type_name}"));
+            let at = |item: &str| format!("{name}.{type_name}.{item}");
+            match &ty.kind {
+                TypeDefKind::Record(record) => {
+                    record.fields.iter().for_each(|field| need(&field.docs, at(&field.name)));
+                }
+                TypeDefKind::Enum(enum_) => {
+                    enum_.cases.iter().for_each(|case| need(&case.docs, at(&case.name)));
+                }
+                TypeDefKind::Variant(variant) => {
+                    variant.cases.iter().for_each(|case| need(&case.docs, at(&case.name)));
+                }
+                TypeDefKind::Flags(flags) => {
+                    flags.flags.iter().for_each(|flag| need(&flag.docs, at(&flag.name)));
+                }
+                _ => {}
+            }
+        }
+    }
+    if !missing.is_empty() {
+        bail!("these WIT items have no `///` doc comment: {}", missing.join(", "));
+    }
+    Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
