@@ -7,6 +7,10 @@ CARGO ?= cargo
 
 .PHONY: setup run test lint test-core
 
+# Each binding keeps its recipes beside its code.
+-include bindings-js/build.mk
+-include bindings-py/build.mk
+
 ## Install what a fresh machine lacks (the wasm target).
 setup:
 	rustup target add wasm32-unknown-unknown
