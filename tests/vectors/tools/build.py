@@ -1,0 +1,2033 @@
+#!/usr/bin/env python3
+"""Assemble the conformance vectors below tests/vectors/ (every group except reference/).
+
+Requests are put together from named building blocks (the reference vectors' contracts and
+observations, plus one contract per surface) with explicit per-vector edits. Every expectation
+(action, desired_replicas, reasons in evaluation order, drain_required, each evidence entry,
+evaluated_at, error code and message) is written by hand below from docs/SPEC.md. The only
+computed parts are hashes, which seal.py fills in: contract_id, decision_id, decision_digest,
+contract_digest and the digest of a missing evidence entry (written "M" here).
+
+Usage: python3 tests/vectors/tools/build.py   (rewrites the *.json files of the groups below)
+Python 3 standard library only.
+"""
+
+import copy
+import hashlib
+import json
+import os
+import sys
+
+TOOLS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TOOLS)
+sys.path.insert(0, TOOLS)
+import seal  # noqa: E402
+
+GROUPS = ("validation", "errors", "signal", "capacity", "quota", "continuity", "safety",
+          "cooldown", "zero", "bounds", "identity", "differences")
+
+NOW = "2026-08-19T12:00:00Z"
+EVAL = "2026-08-19T12:00:00+00:00"   # evaluated_at for NOW
+T_OBS = "2026-08-19T11:59:00Z"       # default observed_at
+T_EXP = "2026-08-19T12:05:00Z"       # default expires_at
+OLD_OBS = "2026-08-19T11:50:00Z"     # an expired window
+OLD_EXP = "2026-08-19T11:55:00Z"
+FUTURE_OBS = "2026-08-19T12:00:00.000001Z"  # one microsecond after NOW
+E15 = 10 ** 15
+E12 = 10 ** 12
+
+class _Del:
+    """An edit value that removes the key (deepcopy keeps the one instance)."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+DEL = _Del()
+
+
+def load_ref(name):
+    with open(os.path.join(ROOT, "reference", name), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+_T01 = load_ref("t01-mcp-target-tracks-deterministically.json")
+_T05 = load_ref("t05-engine-authority-saturated.json")
+_T08A = load_ref("t08a-scale-down-is-step-capped.json")
+
+# Source digests: the reference's where the reference has the ref, else a fixed fixture value.
+DIG = {}
+for _v in (_T01, _T05, _T08A):
+    _r = _v["request"]
+    for _o in [_r["signal"], _r["continuity"], _r["safety"]] + _r["capacities"] + _r["quotas"]:
+        if _o:
+            DIG[_o["source_ref"]] = _o["source_digest"]
+
+
+def digest_of(ref):
+    if ref not in DIG:
+        DIG[ref] = "sha256:" + hashlib.sha256(("fixture:" + ref).encode()).hexdigest()
+    return DIG[ref]
+
+
+# ---------------------------------------------------------------- observations
+
+def _window(ref, observed_at, expires_at, digest):
+    return {"observed_at": observed_at, "expires_at": expires_at, "source_ref": ref,
+            "source_digest": digest if digest is not None else digest_of(ref)}
+
+
+def sig(kind="request_rate", value=250, ref=None, obs=T_OBS, exp=T_EXP, digest=None):
+    ref = ref or "metrics:" + kind
+    return {"signal": kind, "value": value, **_window(ref, obs, exp, digest)}
+
+
+def cap(axis, allocatable=10000, reserved=1000, used=0, ref=None, obs=T_OBS, exp=T_EXP, digest=None):
+    ref = ref or "capacity:" + axis
+    return {"axis": axis, "allocatable": allocatable, "reserved": reserved, "used": used,
+            **_window(ref, obs, exp, digest)}
+
+
+def quo(quota_ref="provider:llm", scope="provider_global", limit=100, used=0, ref=None,
+        obs=T_OBS, exp=T_EXP, digest=None):
+    ref = ref or "quota:" + quota_ref.replace(":", "-")
+    return {"quota_ref": quota_ref, "scope": scope, "limit": limit, "used": used,
+            **_window(ref, obs, exp, digest)}
+
+
+def cont(ready=True, active_sessions=0, active_streams=0, ref="continuity:sessions",
+         obs=T_OBS, exp=T_EXP, digest=None):
+    return {"ready": ready, "active_sessions": active_sessions, "active_streams": active_streams,
+            **_window(ref, obs, exp, digest)}
+
+
+def safe(overloaded=False, noisy_neighbor=False, reason_ref=DEL, ref="safety:node",
+         obs=T_OBS, exp=T_EXP, digest=None):
+    out = {"overloaded": overloaded, "noisy_neighbor": noisy_neighbor}
+    if reason_ref is not DEL:
+        out["reason_ref"] = reason_ref
+    out.update(_window(ref, obs, exp, digest))
+    return out
+
+
+# ---------------------------------------------------------------- contracts
+
+def _policy(target_signal, target=100, **kw):
+    p = {"min_replicas": 1, "max_replicas": 8, "target": target, "target_signal": target_signal,
+         "scale_up_step": 2, "scale_down_step": 1, "scale_up_cooldown_s": 0,
+         "scale_down_cooldown_s": 0, "drain_seconds": 30}
+    p.update(kw)
+    return p
+
+
+STATELESS = {"mode": "stateless", "drain_required": False, "block_scale_down_with_active": False}
+FENCED = {"partitioned": True, "partitions_per_replica": 4, "lease_required": True,
+          "lease_ttl_s": 30, "fencing_required": True}
+
+
+def _demands(axes, per_replica=10):
+    return [{"axis": a, "per_replica": per_replica} for a in axes]
+
+
+CONTRACTS = {
+    # The three reference contracts, unchanged.
+    "mcp": _T01["request"]["contract"],
+    "api": _T08A["request"]["contract"],
+    "query": _T05["request"]["contract"],
+    # One hand-written contract per remaining surface, satisfying every check of SPEC 4.3.
+    "ingest": {
+        "unit_ref": "unit:ingest-worker", "surface": "ingest_worker",
+        "policy": _policy("queue_depth"),
+        "allowed_signals": ["queue_depth", "consumer_lag", "backlog_age_ms", "p95_latency_ms"],
+        "required_capacity_axes": ["cpu_milli", "memory_mib", "partition_slots", "lease_slots",
+                                   "engine_write_bytes_per_s", "fsync_iops"],
+        "replica_demands": _demands(["cpu_milli", "memory_mib", "partition_slots", "lease_slots",
+                                     "engine_write_bytes_per_s", "fsync_iops"]),
+        "partition_lease": FENCED,
+        "continuity": STATELESS,
+        "engine_authority_axes": ["engine_write_bytes_per_s", "fsync_iops"],
+    },
+    "dispatch": {
+        "unit_ref": "unit:dispatch-worker", "surface": "dispatch_worker",
+        "policy": _policy("consumer_lag"),
+        "allowed_signals": ["queue_depth", "consumer_lag", "active_sessions", "p95_latency_ms"],
+        "required_capacity_axes": ["cpu_milli", "memory_mib", "partition_slots", "lease_slots"],
+        "replica_demands": _demands(["cpu_milli", "memory_mib", "partition_slots", "lease_slots"]),
+        "partition_lease": FENCED,
+        "continuity": {"mode": "externalized", "external_store_ref": "store:dispatch-state"},
+    },
+    "graphos": {
+        "unit_ref": "unit:graphos-gateway", "surface": "graphos_gateway",
+        "policy": _policy("in_flight"),
+        "allowed_signals": ["request_rate", "in_flight", "p95_latency_ms", "error_rate_ppm"],
+        "required_capacity_axes": ["cpu_milli", "memory_mib", "session_slots",
+                                   "read_admission_slots", "engine_bytes", "fsync_iops"],
+        "replica_demands": _demands(["cpu_milli", "memory_mib", "session_slots",
+                                     "read_admission_slots", "engine_bytes", "fsync_iops"]),
+        "continuity": {"mode": "session_affine"},
+        "engine_authority_axes": ["read_admission_slots", "engine_bytes", "fsync_iops"],
+    },
+    "connector": {
+        "unit_ref": "unit:connector-pool", "surface": "connector_pool",
+        "policy": _policy("queue_depth"),
+        "allowed_signals": ["queue_depth", "consumer_lag", "request_rate", "provider_in_flight",
+                            "p95_latency_ms", "error_rate_ppm"],
+        "required_capacity_axes": ["cpu_milli", "memory_mib", "upstream_rate"],
+        "replica_demands": _demands(["cpu_milli", "memory_mib", "upstream_rate"]),
+        "quotas": [{"quota_ref": "provider:crm", "axis": "upstream_rate",
+                    "scope": "provider_global", "per_replica": 5}],
+        "continuity": STATELESS,
+    },
+    "media": {
+        "unit_ref": "unit:media-pool", "surface": "media_pool",
+        "policy": _policy("gpu_utilization_ppm", target=300000),
+        "allowed_signals": ["queue_depth", "request_rate", "gpu_utilization_ppm", "p95_latency_ms"],
+        "required_capacity_axes": ["cpu_milli", "memory_mib", "gpu_count", "gpu_memory_mib"],
+        "replica_demands": [{"axis": "cpu_milli", "per_replica": 10},
+                            {"axis": "memory_mib", "per_replica": 10},
+                            {"axis": "gpu_count", "per_replica": 1},
+                            {"axis": "gpu_memory_mib", "per_replica": 1024}],
+        "continuity": STATELESS,
+    },
+    "rlm": {
+        "unit_ref": "unit:rlm-pool", "surface": "rlm_pool",
+        "policy": _policy("active_sessions", target=10),
+        "allowed_signals": ["queue_depth", "request_rate", "gpu_utilization_ppm", "active_sessions"],
+        "required_capacity_axes": ["cpu_milli", "memory_mib", "gpu_count", "gpu_memory_mib"],
+        "replica_demands": _demands(["cpu_milli", "memory_mib", "gpu_count", "gpu_memory_mib"], 1),
+        "continuity": STATELESS,
+    },
+}
+
+
+# ---------------------------------------------------------------- edits
+
+def _parse_path(path):
+    parts = []
+    for piece in path.split("."):
+        while "[" in piece:
+            head, rest = piece.split("[", 1)
+            if head:
+                parts.append(head)
+            idx, piece = rest.split("]", 1)
+            parts.append(int(idx))
+        if piece:
+            parts.append(piece)
+    return parts
+
+
+def setp(obj, path, value):
+    """Set (or with DEL remove) the value at a dotted path such as contract.quotas[0].scope."""
+    parts = _parse_path(path)
+    cur = obj
+    for p in parts[:-1]:
+        cur = cur[p]
+    last = parts[-1]
+    if value is DEL:
+        del cur[last]
+    elif isinstance(cur, list) and last == len(cur):
+        cur.append(value)
+    else:
+        cur[last] = value
+
+
+def contract(name, **edits):
+    """A copy of a named contract; edits use "__" for "." in paths (policy__target=5)."""
+    c = copy.deepcopy(CONTRACTS[name])
+    for k, v in edits.items():
+        setp(c, k.replace("__", "."), copy.deepcopy(v))
+    return c
+
+
+def caps_for(c, over=None, drop=(), extra=()):
+    """One fresh default capacity observation per required axis of contract c."""
+    over = over or {}
+    out = []
+    for axis in c["required_capacity_axes"]:
+        if axis in drop:
+            continue
+        out.append(cap(axis, **over.get(axis, {})))
+    return out + list(extra)
+
+
+def quotas_for(c):
+    return [quo(q["quota_ref"], q["scope"]) for q in c.get("quotas", [])]
+
+
+DEFAULT = object()
+
+
+def request(c, current=1, signal=DEFAULT, capacities=DEFAULT, quotas=DEFAULT,
+            continuity=DEFAULT, safety=DEFAULT, now=NOW, last_action_at=DEL, value=250):
+    """A complete request around contract c; DEFAULT picks fresh default observations."""
+    if isinstance(c, str):
+        c = contract(c)
+    r = {"contract": c, "current_replicas": current}
+    r["signal"] = sig(c["policy"]["target_signal"], value) if signal is DEFAULT else signal
+    r["capacities"] = caps_for(c) if capacities is DEFAULT else capacities
+    r["quotas"] = quotas_for(c) if quotas is DEFAULT else quotas
+    if continuity is DEFAULT:
+        continuity = None if c["continuity"]["mode"] == "stateless" else cont()
+    r["continuity"] = continuity
+    r["safety"] = safe() if safety is DEFAULT else safety
+    r["now"] = now
+    if last_action_at is not DEL:
+        r["last_action_at"] = last_action_at
+    for k in [k for k, v in r.items() if v is DEL]:
+        del r[k]
+    return r
+
+
+def edit(req, **edits):
+    """A copy of a request with path edits ("__" for "."; use edits() for list indexes)."""
+    req = copy.deepcopy(req)
+    for k, v in edits.items():
+        setp(req, k.replace("__", "."), copy.deepcopy(v))
+    return req
+
+
+def edits(req, pairs):
+    """A copy of a request with (path, value) edits; paths may index lists: capacities[0].used."""
+    req = copy.deepcopy(req)
+    for path, v in pairs:
+        setp(req, path, copy.deepcopy(v))
+    return req
+
+
+# ---------------------------------------------------------------- evidence and decisions
+
+def E(kind, ref, status, code, digest=None):
+    if digest is None:
+        digest = "M" if status == "missing" else digest_of(ref)
+    return {"kind": kind, "ref": ref, "digest": digest, "status": status, "code": code}
+
+
+def A(kind, ref, code):
+    return E(kind, ref, "accepted", code)
+
+
+# Hand-written evidence of the common fixtures, all accepted.
+SIG_RR = A("signal", "metrics:request_rate", "request_rate")
+CAP = {a: A("capacity", "capacity:" + a, a) for a in (
+    "cpu_milli", "memory_mib", "gpu_count", "gpu_memory_mib", "partition_slots", "lease_slots",
+    "engine_bytes", "engine_write_bytes_per_s", "fsync_iops", "read_admission_slots",
+    "session_slots", "continuity_slots", "upstream_rate", "provider_global_quota")}
+MCP_CAPS = [CAP["cpu_milli"], CAP["memory_mib"], CAP["session_slots"], CAP["continuity_slots"]]
+API_CAPS = [CAP["cpu_milli"], CAP["memory_mib"], CAP["session_slots"]]
+QR_CAPS = [CAP["cpu_milli"], CAP["memory_mib"], CAP["read_admission_slots"], CAP["engine_bytes"],
+           CAP["fsync_iops"]]
+Q_LLM = A("quota", "quota:provider-llm", "provider_global")
+C_EXT = A("continuity", "continuity:sessions", "externalized")
+SAFE = A("safety", "safety:node", "safety")
+MCP_OK = [SIG_RR] + MCP_CAPS + [Q_LLM, C_EXT, SAFE]
+API_OK = [SIG_RR] + API_CAPS + [SAFE]
+QR_OK = [SIG_RR] + QR_CAPS + [SAFE]
+SIG_MISSING = E("signal", "signal:missing", "missing", "signal_missing")
+
+
+def decision(current, desired, action, reasons, evidence, drain=False, evaluated_at=EVAL):
+    return {
+        "schema_version": "1",
+        "decision_id": "",
+        "decision_digest": "",
+        "contract_id": "",
+        "evaluated_at": evaluated_at,
+        "current_replicas": current,
+        "desired_replicas": desired,
+        "action": action,
+        "reasons": list(reasons),
+        "drain_required": drain,
+        "evidence": copy.deepcopy(list(evidence)),
+    }
+
+
+def replace_ev(evidence, index, entry):
+    out = list(evidence)
+    out[index] = entry
+    return out
+
+
+# ---------------------------------------------------------------- registry
+
+VECTORS = []
+
+
+def _add(vid, description, body, expect):
+    group, name = vid.split("/", 1)
+    assert group in GROUPS, vid
+    assert all(v["id"] != vid for v in VECTORS), "duplicate id " + vid
+    v = {"id": vid, "description": description}
+    v.update(body)
+    v["expect"] = expect
+    VECTORS.append(v)
+
+
+def ok(vid, description, req, dec):
+    """A vector whose expected outcome is the hand-written decision dec."""
+    assert dec["current_replicas"] == req["current_replicas"], vid
+    if dec["action"] in ("blocked", "hold"):
+        assert dec["desired_replicas"] == dec["current_replicas"], vid
+    _add(vid, description, {"request": req}, {"decision": dec, "contract_digest": ""})
+
+
+def bad(vid, description, req, code, message=None):
+    """A vector whose expected outcome is an error with this code (and message fragment)."""
+    err = {"code": code}
+    if message is not None:
+        err["message_contains"] = message
+    _add(vid, description, {"request": req}, {"error": err})
+
+
+def bad_text(vid, description, text, code, message=None):
+    """Like bad(), but the request is exact JSON text (the request_json extension)."""
+    err = {"code": code}
+    if message is not None:
+        err["message_contains"] = message
+    _add(vid, description, {"request_json": text}, {"error": err})
+
+
+def replace_once(text, old, new):
+    assert text.count(old) == 1, (old, text.count(old))
+    return text.replace(old, new)
+
+
+def S(kind, ref, code):
+    return E(kind, ref, "stale", code)
+
+
+def B(kind, ref, code):
+    return E(kind, ref, "blocked", code)
+
+
+def MI(kind, ref, code):
+    return E(kind, ref, "missing", code)
+
+
+def MISSING_CAP(axis):
+    return MI("capacity", "capacity:" + axis, "capacity_missing")
+
+
+# ================================================================ signal/
+
+def group_signal():
+    mcp_tail = MCP_CAPS + [Q_LLM, C_EXT, SAFE]
+    ok("signal/omitted-blocks",
+       "A request without the signal key is blocked on signal_missing exactly like signal: null.",
+       request("mcp", signal=DEL),
+       decision(1, 1, "blocked", ["signal_missing"], [SIG_MISSING] + mcp_tail))
+    ok("signal/mismatch-allowed-signal-blocks",
+       "A fresh in_flight signal on a contract that targets request_rate is blocked as signal_mismatch.",
+       request("mcp", signal=sig("in_flight", 250)),
+       decision(1, 1, "blocked", ["signal_mismatch"],
+                [B("signal", "metrics:in_flight", "signal_mismatch")] + mcp_tail))
+    ok("signal/mismatch-signal-outside-allowed-list",
+       "A signal kind outside allowed_signals is not a validation error but a signal_mismatch block.",
+       request("mcp", signal=sig("queue_depth", 250)),
+       decision(1, 1, "blocked", ["signal_mismatch"],
+                [B("signal", "metrics:queue_depth", "signal_mismatch")] + mcp_tail))
+    ok("signal/mismatch-reported-before-staleness",
+       "An expired signal of the wrong kind reports signal_mismatch, not signal_stale.",
+       request("mcp", signal=sig("in_flight", 250, obs=OLD_OBS, exp=OLD_EXP)),
+       decision(1, 1, "blocked", ["signal_mismatch"],
+                [B("signal", "metrics:in_flight", "signal_mismatch")] + mcp_tail))
+    ok("signal/expired-is-stale",
+       "A signal whose window ended before now is stale and blocks.",
+       request("mcp", signal=sig(obs=OLD_OBS, exp=OLD_EXP)),
+       decision(1, 1, "blocked", ["signal_stale"],
+                [S("signal", "metrics:request_rate", "signal_stale")] + mcp_tail))
+    ok("signal/stale-when-now-equals-expires-at",
+       "Freshness is half-open: now == expires_at is stale.",
+       request("mcp", signal=sig(exp=NOW)),
+       decision(1, 1, "blocked", ["signal_stale"],
+                [S("signal", "metrics:request_rate", "signal_stale")] + mcp_tail))
+    ok("signal/fresh-when-now-equals-observed-at",
+       "Freshness is half-open: now == observed_at is fresh, so t01 scales up to 3.",
+       request("mcp", signal=sig(obs=NOW)),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("signal/future-observation-is-stale",
+       "A signal observed one microsecond after now is not fresh.",
+       request("mcp", signal=sig(obs=FUTURE_OBS)),
+       decision(1, 1, "blocked", ["signal_stale"],
+                [S("signal", "metrics:request_rate", "signal_stale")] + mcp_tail))
+    ok("signal/fresh-one-microsecond-before-expiry",
+       "A signal expiring one microsecond after now is still fresh.",
+       request("mcp", signal=sig(exp="2026-08-19T12:00:00.000001Z")),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("signal/no-age-limit",
+       "An observation from 2000-01-01 that expires in 2300 is fresh: there is no other age limit.",
+       request("mcp", signal=sig(obs="2000-01-01T00:00:00Z", exp="2300-12-31T23:59:59.999999Z")),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("signal/at-target-holds",
+       "Value 100 over target 100 at one replica: ceil is 1, hold with at_target.",
+       request("mcp", value=100),
+       decision(1, 1, "hold", ["at_target"], MCP_OK))
+    ok("signal/one-over-target-rounds-up",
+       "Value 101 over target 100 needs ceil = 2 replicas.",
+       request("mcp", value=101),
+       decision(1, 2, "scale_up", ["target_tracking"], MCP_OK))
+    ok("signal/scale-up-is-step-capped",
+       "At 4 replicas, 800 over 100 wants 8 but scale_up_step 2 allows 6.",
+       request("mcp", current=4, value=800),
+       decision(4, 6, "scale_up", ["target_tracking"], MCP_OK))
+    ok("signal/clamped-to-max-replicas",
+       "At 7 replicas a demand of 100 replicas is clamped to max_replicas 8.",
+       request("mcp", current=7, value=10000),
+       decision(7, 8, "scale_up", ["target_tracking"], MCP_OK))
+    ok("signal/holds-at-max-replicas",
+       "At max_replicas 8 a larger demand holds with at_target.",
+       request("mcp", current=8, value=10000),
+       decision(8, 8, "hold", ["at_target"], MCP_OK))
+    ok("signal/scale-down-drains",
+       "MCP at 3 with no demand steps down to 2 and, its continuity requiring drain, sets drain_required.",
+       request("mcp", current=3, value=0),
+       decision(3, 2, "scale_down", ["target_tracking"], MCP_OK, drain=True))
+    c = contract("mcp", policy__target=250000, policy__target_signal="error_rate_ppm")
+    ok("signal/ppm-signal-tracks-target",
+       "error_rate_ppm of one million over a target of 250000 wants 4, step-capped to 3.",
+       request(c, signal=sig("error_rate_ppm", 1000000)),
+       decision(1, 3, "scale_up", ["target_tracking"],
+                [A("signal", "metrics:error_rate_ppm", "error_rate_ppm")] + mcp_tail))
+    ok("signal/missing-with-missing-capacity",
+       "Signal and capacity both missing: both reasons, signal first, one evidence entry per axis.",
+       request("mcp", signal=None, capacities=[]),
+       decision(1, 1, "blocked", ["signal_missing", "capacity_missing"],
+                [SIG_MISSING, MISSING_CAP("cpu_milli"), MISSING_CAP("memory_mib"),
+                 MISSING_CAP("session_slots"), MISSING_CAP("continuity_slots"), Q_LLM, C_EXT, SAFE]))
+    c = contract("mcp")
+    c["quotas"] += [
+        {"quota_ref": "tenant:acme", "axis": "cpu_milli", "scope": "tenant", "per_replica": 1},
+        {"quota_ref": "tenant:beta", "axis": "memory_mib", "scope": "tenant", "per_replica": 1},
+    ]
+    ok("signal/phase-a-reasons-in-evaluation-order",
+       "Every phase-A fault at once: reasons and evidence follow A1..A6 order.",
+       request(c, signal=sig(obs=OLD_OBS, exp=OLD_EXP),
+               capacities=[cap("memory_mib", obs=OLD_OBS, exp=OLD_EXP), cap("session_slots"),
+                           cap("continuity_slots")],
+               quotas=[quo("tenant:acme", "tenant", obs=OLD_OBS, exp=OLD_EXP),
+                       quo("tenant:beta", "unit")],
+               continuity=cont(ready=False),
+               safety=safe(True, True, "incident:capacity"),
+               last_action_at="2026-08-19T12:00:01Z"),
+       decision(1, 1, "blocked",
+                ["signal_stale", "capacity_missing", "capacity_stale", "provider_quota_missing",
+                 "quota_stale", "quota_scope_mismatch", "continuity_not_ready",
+                 "overload_shedding_active", "noisy_neighbor", "cooldown"],
+                [S("signal", "metrics:request_rate", "signal_stale"),
+                 MISSING_CAP("cpu_milli"),
+                 S("capacity", "capacity:memory_mib", "capacity_stale"),
+                 CAP["session_slots"], CAP["continuity_slots"],
+                 MI("quota", "provider:llm", "provider_quota_missing"),
+                 S("quota", "quota:tenant-acme", "quota_stale"),
+                 B("quota", "quota:tenant-beta", "quota_scope_mismatch"),
+                 B("continuity", "continuity:sessions", "continuity_not_ready"),
+                 SAFE]))
+
+
+# ================================================================ capacity/
+
+def group_capacity():
+    mcp_c = contract("mcp")
+    tail = [Q_LLM, C_EXT, SAFE]
+    ok("capacity/one-axis-missing",
+       "A required axis without an observation gets a missing entry in declaration order and blocks.",
+       request(mcp_c, capacities=caps_for(mcp_c, drop=("session_slots",))),
+       decision(1, 1, "blocked", ["capacity_missing"],
+                [SIG_RR, CAP["cpu_milli"], CAP["memory_mib"], MISSING_CAP("session_slots"),
+                 CAP["continuity_slots"]] + tail))
+    ok("capacity/no-capacity-observations",
+       "capacities omitted: every required axis is missing, capacity_missing is reported once.",
+       request(mcp_c, capacities=DEL),
+       decision(1, 1, "blocked", ["capacity_missing"],
+                [SIG_RR, MISSING_CAP("cpu_milli"), MISSING_CAP("memory_mib"),
+                 MISSING_CAP("session_slots"), MISSING_CAP("continuity_slots")] + tail))
+    ok("capacity/one-axis-stale",
+       "An expired memory observation is stale evidence and blocks.",
+       request(mcp_c, capacities=caps_for(mcp_c, over={"memory_mib": dict(obs=OLD_OBS, exp=OLD_EXP)})),
+       decision(1, 1, "blocked", ["capacity_stale"],
+                [SIG_RR, CAP["cpu_milli"], S("capacity", "capacity:memory_mib", "capacity_stale"),
+                 CAP["session_slots"], CAP["continuity_slots"]] + tail))
+    ok("capacity/missing-reported-before-stale",
+       "A stale first axis and a missing last axis: capacity_missing is reported before capacity_stale.",
+       request(mcp_c, capacities=caps_for(mcp_c, over={"cpu_milli": dict(obs=OLD_OBS, exp=OLD_EXP)},
+                                          drop=("continuity_slots",))),
+       decision(1, 1, "blocked", ["capacity_missing", "capacity_stale"],
+                [SIG_RR, S("capacity", "capacity:cpu_milli", "capacity_stale"), CAP["memory_mib"],
+                 CAP["session_slots"], MISSING_CAP("continuity_slots")] + tail))
+    ok("capacity/future-observation-is-stale",
+       "A capacity observation from one microsecond in the future is stale.",
+       request(mcp_c, capacities=caps_for(mcp_c, over={"session_slots": dict(obs=FUTURE_OBS)})),
+       decision(1, 1, "blocked", ["capacity_stale"],
+                [SIG_RR, CAP["cpu_milli"], CAP["memory_mib"],
+                 S("capacity", "capacity:session_slots", "capacity_stale"),
+                 CAP["continuity_slots"]] + tail))
+    ok("capacity/stale-when-now-equals-expires-at",
+       "A capacity observation expiring exactly at now is stale.",
+       request(mcp_c, capacities=caps_for(mcp_c, over={"cpu_milli": dict(exp=NOW)})),
+       decision(1, 1, "blocked", ["capacity_stale"],
+                [SIG_RR, S("capacity", "capacity:cpu_milli", "capacity_stale"), CAP["memory_mib"],
+                 CAP["session_slots"], CAP["continuity_slots"]] + tail))
+    ok("capacity/evidence-follows-declaration-order",
+       "Observations listed in reverse still yield evidence in required_capacity_axes order.",
+       request(mcp_c, capacities=list(reversed(caps_for(mcp_c)))),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("capacity/unnamed-axis-observation-ignored",
+       "A capacity observation on an axis the contract does not name adds no evidence.",
+       request(mcp_c, capacities=caps_for(mcp_c, extra=[cap("gpu_count", 8, 0)])),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    api_gpu = contract("api")
+    api_gpu["required_capacity_axes"].append("gpu_count")
+    api_gpu["replica_demands"].append({"axis": "gpu_count", "per_replica": 1})
+    ok("capacity/extra-declared-axis-gets-evidence",
+       "An axis beyond the profile's, declared required, is evidence in declaration order.",
+       request(api_gpu),
+       decision(1, 2, "scale_up", ["target_tracking"],
+                [SIG_RR] + API_CAPS + [CAP["gpu_count"], SAFE]))
+    api_c = contract("api")
+    ok("capacity/available-ignores-used",
+       "available = allocatable - reserved: 10000 - 9990 = 10 fits one replica of 10 though used is 9990.",
+       request(api_c, capacities=caps_for(api_c, over={"cpu_milli": dict(reserved=9990, used=9990)})),
+       decision(1, 2, "scale_up", ["target_tracking"], API_OK))
+    ok("capacity/reserved-reduces-available",
+       "With 9991 of 10000 reserved and nothing used, 9 available cannot fit a demand of 10.",
+       request(api_c, capacities=caps_for(api_c, over={"cpu_milli": dict(reserved=9991)})),
+       decision(1, 1, "blocked", ["capacity_exhausted"], API_OK))
+    ok("capacity/demand-scales-with-additional-replicas",
+       "Two more replicas need 2 x 10 session slots; 19 available blocks.",
+       request(mcp_c, capacities=caps_for(mcp_c, over={"session_slots": dict(allocatable=1019)})),
+       decision(1, 1, "blocked", ["capacity_exhausted"], MCP_OK))
+    ok("capacity/exhaustion-ignored-on-scale-down",
+       "A fully reserved axis does not stop a scale-down.",
+       request(mcp_c, current=3, value=0,
+               capacities=caps_for(mcp_c, over={"cpu_milli": dict(allocatable=1000)})),
+       decision(3, 2, "scale_down", ["target_tracking"], MCP_OK, drain=True))
+    g = contract("graphos")
+    g["replica_demands"][4]["per_replica"] = 0
+    assert g["replica_demands"][4]["axis"] == "engine_bytes"
+    g_ev = [A("signal", "metrics:in_flight", "in_flight"), CAP["cpu_milli"], CAP["memory_mib"],
+            CAP["session_slots"], CAP["read_admission_slots"], CAP["engine_bytes"], CAP["fsync_iops"],
+            A("continuity", "continuity:sessions", "session_affine"), SAFE]
+    ok("capacity/engine-saturated-without-demand",
+       "An engine authority axis with no headroom blocks growth even when no replica demands it.",
+       request(g, capacities=caps_for(g, over={"engine_bytes": dict(allocatable=100, reserved=100)})),
+       decision(1, 1, "blocked", ["engine_authority_saturated"], g_ev))
+    ok("capacity/engine-one-unit-of-headroom-grows",
+       "An engine authority axis with available 1 is not saturated.",
+       request(g, capacities=caps_for(g, over={"engine_bytes": dict(allocatable=100, reserved=99)})),
+       decision(1, 3, "scale_up", ["target_tracking"], g_ev))
+    ok("capacity/engine-saturation-ignored-on-scale-down",
+       "The saturated query reader of t05 may still scale down.",
+       edit(_T05["request"], current_replicas=3, signal__value=0),
+       decision(3, 2, "scale_down", ["target_tracking"], QR_OK))
+    ing = contract("ingest")
+    ing_ev = [A("signal", "metrics:queue_depth", "queue_depth"), CAP["cpu_milli"], CAP["memory_mib"],
+              CAP["partition_slots"], CAP["lease_slots"], CAP["engine_write_bytes_per_s"],
+              CAP["fsync_iops"], SAFE]
+    ok("capacity/ingest-fsync-exhausted-and-saturated",
+       "Ingest worker with no fsync headroom: the demand is exhausted and the engine axis saturated.",
+       request(ing, capacities=caps_for(ing, over={"fsync_iops": dict(allocatable=100, reserved=100,
+                                                                       used=100)})),
+       decision(1, 1, "blocked", ["capacity_exhausted", "engine_authority_saturated"], ing_ev))
+    # One valid decision per surface.
+    ok("capacity/surface-ingest-worker-scales-up",
+       "ingest_worker with its full profile (partition, fenced lease, engine axes) scales 1 -> 3.",
+       request(ing), decision(1, 3, "scale_up", ["target_tracking"], ing_ev))
+    ok("capacity/surface-dispatch-worker-scales-up",
+       "dispatch_worker with externalized continuity scales 1 -> 3 on consumer_lag.",
+       request("dispatch"),
+       decision(1, 3, "scale_up", ["target_tracking"],
+                [A("signal", "metrics:consumer_lag", "consumer_lag"), CAP["cpu_milli"],
+                 CAP["memory_mib"], CAP["partition_slots"], CAP["lease_slots"], C_EXT, SAFE]))
+    ok("capacity/surface-graphos-gateway-scales-up",
+       "graphos_gateway with session_affine continuity and engine axes scales 1 -> 3 on in_flight.",
+       request(g), decision(1, 3, "scale_up", ["target_tracking"], g_ev))
+    m = contract("mcp", continuity={"mode": "session_affine"}, policy__target_signal="continuity_load")
+    ok("capacity/surface-mcp-gateway-session-affine-scales-up",
+       "mcp_gateway with session_affine continuity scales 1 -> 3 on continuity_load.",
+       request(m),
+       decision(1, 3, "scale_up", ["target_tracking"],
+                [A("signal", "metrics:continuity_load", "continuity_load")] + MCP_CAPS +
+                [Q_LLM, A("continuity", "continuity:sessions", "session_affine"), SAFE]))
+    a = contract("api", continuity={"mode": "externalized", "external_store_ref": "store:api-sessions"},
+                 policy__target_signal="in_flight")
+    ok("capacity/surface-api-gateway-externalized-scales-up",
+       "api_gateway with externalized continuity scales 1 -> 2 (default step 1) on in_flight.",
+       request(a),
+       decision(1, 2, "scale_up", ["target_tracking"],
+                [A("signal", "metrics:in_flight", "in_flight")] + API_CAPS + [C_EXT, SAFE]))
+    ok("capacity/surface-query-reader-scales-up",
+       "query_reader with engine headroom scales 1 -> 2 (default step 1).",
+       request("query"), decision(1, 2, "scale_up", ["target_tracking"], QR_OK))
+    ok("capacity/surface-connector-pool-scales-up",
+       "connector_pool with a provider-global binding on upstream_rate scales 1 -> 3.",
+       request("connector"),
+       decision(1, 3, "scale_up", ["target_tracking"],
+                [A("signal", "metrics:queue_depth", "queue_depth"), CAP["cpu_milli"],
+                 CAP["memory_mib"], CAP["upstream_rate"],
+                 A("quota", "quota:provider-crm", "provider_global"), SAFE]))
+    med = contract("media")
+    med_caps = caps_for(med, over={"gpu_count": dict(allocatable=8, reserved=0),
+                                   "gpu_memory_mib": dict(allocatable=65536, reserved=0)})
+    med_ev = [A("signal", "metrics:gpu_utilization_ppm", "gpu_utilization_ppm"), CAP["cpu_milli"],
+              CAP["memory_mib"], CAP["gpu_count"], CAP["gpu_memory_mib"], SAFE]
+    ok("capacity/surface-media-pool-scales-up",
+       "media_pool at 900000 ppm GPU use over a 300000 target scales 1 -> 3 with GPU headroom.",
+       request(med, signal=sig("gpu_utilization_ppm", 900000), capacities=med_caps),
+       decision(1, 3, "scale_up", ["target_tracking"], med_ev))
+    ok("capacity/media-gpu-count-exhausted",
+       "Two more media replicas need 2 GPUs; one allocatable GPU blocks.",
+       request(med, signal=sig("gpu_utilization_ppm", 900000),
+               capacities=caps_for(med, over={"gpu_count": dict(allocatable=1, reserved=0),
+                                              "gpu_memory_mib": dict(allocatable=65536, reserved=0)})),
+       decision(1, 1, "blocked", ["capacity_exhausted"], med_ev))
+    ok("capacity/surface-rlm-pool-scales-up",
+       "rlm_pool at 25 active sessions over a target of 10 scales 1 -> 3.",
+       request("rlm", value=25),
+       decision(1, 3, "scale_up", ["target_tracking"],
+                [A("signal", "metrics:active_sessions", "active_sessions"), CAP["cpu_milli"],
+                 CAP["memory_mib"], CAP["gpu_count"], CAP["gpu_memory_mib"], SAFE]))
+
+
+# ================================================================ quota/
+
+def tenant_binding(ref="tenant:acme", scope="tenant", per_replica=10, axis="cpu_milli", **kw):
+    b = {"quota_ref": ref, "axis": axis, "scope": scope, "per_replica": per_replica}
+    b.update(kw)
+    return b
+
+
+def api_with_quotas(*bindings):
+    c = contract("api")
+    c["quotas"] = list(bindings)
+    return c
+
+
+def group_quota():
+    mcp_caps = [SIG_RR] + MCP_CAPS
+    end = [C_EXT, SAFE]
+    ok("quota/provider-missing-blocks",
+       "No observation for the provider-global binding: provider_quota_missing, ref is the quota_ref.",
+       request("mcp", quotas=[]),
+       decision(1, 1, "blocked", ["provider_quota_missing"],
+                mcp_caps + [MI("quota", "provider:llm", "provider_quota_missing")] + end))
+    ok("quota/provider-missing-blocks-scale-down",
+       "Missing provider evidence blocks a scale-down too.",
+       request("mcp", current=3, value=0, quotas=[]),
+       decision(3, 3, "blocked", ["provider_quota_missing"],
+                mcp_caps + [MI("quota", "provider:llm", "provider_quota_missing")] + end))
+    ok("quota/provider-future-observation-stale",
+       "A provider quota observed one microsecond in the future is stale.",
+       request("mcp", quotas=[quo(obs=FUTURE_OBS)]),
+       decision(1, 1, "blocked", ["provider_quota_stale"],
+                mcp_caps + [S("quota", "quota:provider-llm", "provider_quota_stale")] + end))
+    ok("quota/provider-stale-when-now-equals-expires-at",
+       "A provider quota expiring exactly at now is stale.",
+       request("mcp", quotas=[quo(exp=NOW)]),
+       decision(1, 1, "blocked", ["provider_quota_stale"],
+                mcp_caps + [S("quota", "quota:provider-llm", "provider_quota_stale")] + end))
+    ok("quota/scope-mismatch-blocks",
+       "A tenant-scoped observation for a provider-global binding is blocked evidence.",
+       request("mcp", quotas=[quo(scope="tenant")]),
+       decision(1, 1, "blocked", ["quota_scope_mismatch"],
+                mcp_caps + [B("quota", "quota:provider-llm", "quota_scope_mismatch")] + end))
+    ok("quota/scope-mismatch-before-staleness",
+       "An expired observation of the wrong scope reports quota_scope_mismatch, not staleness.",
+       request("mcp", quotas=[quo(scope="engine_global", obs=OLD_OBS, exp=OLD_EXP)]),
+       decision(1, 1, "blocked", ["quota_scope_mismatch"],
+                mcp_caps + [B("quota", "quota:provider-llm", "quota_scope_mismatch")] + end))
+    ok("quota/unnamed-quota-observation-ignored",
+       "A quota observation whose quota_ref no binding names adds no evidence.",
+       request("mcp", quotas=[quo(), quo("tenant:other", "tenant")]),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("quota/provider-used-at-limit",
+       "A provider quota with used == limit is exhausted for growth.",
+       request("mcp", quotas=[quo(limit=100, used=100)]),
+       decision(1, 1, "blocked", ["provider_quota_exhausted"], MCP_OK))
+    ok("quota/provider-exhaustion-ignored-on-scale-down",
+       "An exhausted provider quota does not stop a scale-down.",
+       request("mcp", current=3, value=0, quotas=[quo(limit=100, used=100)]),
+       decision(3, 2, "scale_down", ["target_tracking"], MCP_OK, drain=True))
+    ok("quota/provider-exactly-fills-limit",
+       "used 80 + 2 replicas x 10 = 100 does not exceed the limit of 100: scale up.",
+       request("mcp", quotas=[quo(limit=100, used=80)]),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("quota/provider-one-over-limit",
+       "used 81 + 2 replicas x 10 = 101 exceeds the shared limit of 100.",
+       request("mcp", quotas=[quo(limit=100, used=81)]),
+       decision(1, 1, "blocked", ["provider_quota_exhausted"], MCP_OK))
+    mcp_c = contract("mcp")
+    ok("quota/capacity-reported-before-provider",
+       "An exhausted demand axis and an exhausted provider: capacity_exhausted first.",
+       request(mcp_c, capacities=caps_for(mcp_c, over={"cpu_milli": dict(allocatable=1000)}),
+               quotas=[quo(limit=100, used=100)]),
+       decision(1, 1, "blocked", ["capacity_exhausted", "provider_quota_exhausted"], MCP_OK))
+
+    acme_ev = A("quota", "quota:tenant-acme", "tenant")
+    api_q = api_with_quotas(tenant_binding())
+    ok("quota/tenant-accepted-scales-up",
+       "A fresh tenant quota with room is accepted evidence with the binding scope as its code.",
+       request(api_q),
+       decision(1, 2, "scale_up", ["target_tracking"], [SIG_RR] + API_CAPS + [acme_ev, SAFE]))
+    ok("quota/tenant-missing-blocks",
+       "No observation for a tenant binding: quota_missing with a missing entry.",
+       request(api_q, quotas=[]),
+       decision(1, 1, "blocked", ["quota_missing"],
+                [SIG_RR] + API_CAPS + [MI("quota", "tenant:acme", "quota_missing"), SAFE]))
+    ok("quota/tenant-stale-blocks",
+       "An expired tenant quota observation: quota_stale.",
+       request(api_q, quotas=[quo("tenant:acme", "tenant", obs=OLD_OBS, exp=OLD_EXP)]),
+       decision(1, 1, "blocked", ["quota_stale"],
+                [SIG_RR] + API_CAPS + [S("quota", "quota:tenant-acme", "quota_stale"), SAFE]))
+    ok("quota/tenant-exactly-fills-limit",
+       "used 90 + one replica x 10 = 100 fits a tenant limit of 100.",
+       request(api_q, quotas=[quo("tenant:acme", "tenant", limit=100, used=90)]),
+       decision(1, 2, "scale_up", ["target_tracking"], [SIG_RR] + API_CAPS + [acme_ev, SAFE]))
+    ok("quota/tenant-one-over-limit",
+       "used 91 + one replica x 10 = 101 exceeds a tenant limit: capacity_exhausted.",
+       request(api_q, quotas=[quo("tenant:acme", "tenant", limit=100, used=91)]),
+       decision(1, 1, "blocked", ["capacity_exhausted"], [SIG_RR] + API_CAPS + [acme_ev, SAFE]))
+    api_q0 = api_with_quotas(tenant_binding(per_replica=0))
+    ok("quota/tenant-used-at-limit-exhausted",
+       "A tenant quota with used == limit is exhausted for growth even with no per-replica demand.",
+       request(api_q0, quotas=[quo("tenant:acme", "tenant", limit=100, used=100)]),
+       decision(1, 1, "blocked", ["capacity_exhausted"], [SIG_RR] + API_CAPS + [acme_ev, SAFE]))
+    ok("quota/tenant-multiplicative-allowed",
+       "multiplicative is only forbidden on provider-global bindings; a tenant binding may set it.",
+       request(api_with_quotas(tenant_binding(multiplicative=True))),
+       decision(1, 2, "scale_up", ["target_tracking"], [SIG_RR] + API_CAPS + [acme_ev, SAFE]))
+    ok("quota/engine-global-scope-code",
+       "An accepted engine_global quota carries the code engine_global.",
+       request(api_with_quotas(tenant_binding("engine:global", "engine_global"))),
+       decision(1, 2, "scale_up", ["target_tracking"],
+                [SIG_RR] + API_CAPS + [A("quota", "quota:engine-global", "engine_global"), SAFE]))
+    ok("quota/unit-scope-projection-exhausted",
+       "A unit-scoped quota at 95 of 100 cannot take one more replica of 10.",
+       request(api_with_quotas(tenant_binding("unit:pool", "unit")),
+               quotas=[quo("unit:pool", "unit", limit=100, used=95)]),
+       decision(1, 1, "blocked", ["capacity_exhausted"],
+                [SIG_RR] + API_CAPS + [A("quota", "quota:unit-pool", "unit"), SAFE]))
+    ext = tenant_binding("provider:ext", "provider_global", per_replica=1, axis="upstream_rate")
+    ok("quota/provider-binding-on-surface-without-provider-axes",
+       "api_gateway may declare a provider-global binding; it is evaluated like any other.",
+       request(api_with_quotas(ext)),
+       decision(1, 2, "scale_up", ["target_tracking"],
+                [SIG_RR] + API_CAPS + [A("quota", "quota:provider-ext", "provider_global"), SAFE]))
+    ok("quota/after-loop-reasons-in-fixed-order",
+       "A missing tenant binding declared before a stale provider one: provider_quota_stale is reported first.",
+       request(api_with_quotas(tenant_binding(), ext),
+               quotas=[quo("provider:ext", obs=OLD_OBS, exp=OLD_EXP)]),
+       decision(1, 1, "blocked", ["provider_quota_stale", "quota_missing"],
+                [SIG_RR] + API_CAPS + [MI("quota", "tenant:acme", "quota_missing"),
+                                      S("quota", "quota:provider-ext", "provider_quota_stale"), SAFE]))
+    ok("quota/growth-reasons-provider-before-local",
+       "Both a tenant and a provider quota at their limit: provider_quota_exhausted, then capacity_exhausted.",
+       request(api_with_quotas(tenant_binding(per_replica=0), ext),
+               quotas=[quo("tenant:acme", "tenant", limit=100, used=100),
+                       quo("provider:ext", limit=100, used=100)]),
+       decision(1, 1, "blocked", ["provider_quota_exhausted", "capacity_exhausted"],
+                [SIG_RR] + API_CAPS + [acme_ev, A("quota", "quota:provider-ext", "provider_global"), SAFE]))
+    conn = contract("connector")
+    conn["quotas"].append({"quota_ref": "provider:llm", "axis": "provider_global_quota",
+                           "scope": "provider_global", "per_replica": 5})
+    conn_head = [A("signal", "metrics:queue_depth", "queue_depth"), CAP["cpu_milli"], CAP["memory_mib"],
+                 CAP["upstream_rate"]]
+    ok("quota/two-provider-bindings",
+       "A connector pool may bind two provider-global quotas; both are evidence.",
+       request(conn),
+       decision(1, 3, "scale_up", ["target_tracking"],
+                conn_head + [A("quota", "quota:provider-crm", "provider_global"), Q_LLM, SAFE]))
+    ok("quota/connector-provider-missing",
+       "A connector pool without its provider observation is blocked.",
+       request("connector", quotas=[]),
+       decision(1, 1, "blocked", ["provider_quota_missing"],
+                conn_head + [MI("quota", "provider:crm", "provider_quota_missing"), SAFE]))
+
+
+# ================================================================ continuity/
+
+def group_continuity():
+    head = [SIG_RR] + MCP_CAPS + [Q_LLM]
+    ok("continuity/missing-blocks-growth",
+       "An externalized unit without continuity evidence cannot grow either.",
+       request("mcp", continuity=None),
+       decision(1, 1, "blocked", ["continuity_missing"],
+                head + [MI("continuity", "continuity:missing", "continuity_missing"), SAFE]))
+    ok("continuity/expired-is-stale",
+       "An expired continuity observation is stale.",
+       request("mcp", continuity=cont(obs=OLD_OBS, exp=OLD_EXP)),
+       decision(1, 1, "blocked", ["continuity_stale"],
+                head + [S("continuity", "continuity:sessions", "continuity_stale"), SAFE]))
+    ok("continuity/stale-when-now-equals-expires-at",
+       "A continuity observation expiring exactly at now is stale.",
+       request("mcp", continuity=cont(exp=NOW)),
+       decision(1, 1, "blocked", ["continuity_stale"],
+                head + [S("continuity", "continuity:sessions", "continuity_stale"), SAFE]))
+    ok("continuity/future-observation-is-stale",
+       "A continuity observation from the future is stale.",
+       request("mcp", continuity=cont(obs=FUTURE_OBS)),
+       decision(1, 1, "blocked", ["continuity_stale"],
+                head + [S("continuity", "continuity:sessions", "continuity_stale"), SAFE]))
+    ok("continuity/not-ready-blocks",
+       "A fresh but not-ready continuity store blocks.",
+       request("mcp", continuity=cont(ready=False)),
+       decision(1, 1, "blocked", ["continuity_not_ready"],
+                head + [B("continuity", "continuity:sessions", "continuity_not_ready"), SAFE]))
+    ok("continuity/stale-reported-before-not-ready",
+       "A stale and not-ready observation reports continuity_stale only.",
+       request("mcp", continuity=cont(ready=False, obs=OLD_OBS, exp=OLD_EXP)),
+       decision(1, 1, "blocked", ["continuity_stale"],
+                head + [S("continuity", "continuity:sessions", "continuity_stale"), SAFE]))
+    ok("continuity/not-ready-blocks-scale-down",
+       "A not-ready continuity store blocks a scale-down too.",
+       request("mcp", current=3, value=0, continuity=cont(ready=False)),
+       decision(3, 3, "blocked", ["continuity_not_ready"],
+                head + [B("continuity", "continuity:sessions", "continuity_not_ready"), SAFE]))
+    ok("continuity/stateless-stale-adds-reason-without-evidence",
+       "Under stateless a supplied stale observation adds continuity_stale but no evidence entry.",
+       request("api", continuity=cont(obs=OLD_OBS, exp=OLD_EXP)),
+       decision(1, 1, "blocked", ["continuity_stale"], API_OK))
+    ok("continuity/stateless-future-observation-stale",
+       "Under stateless a continuity observation from the future also adds continuity_stale.",
+       request("api", continuity=cont(obs=FUTURE_OBS)),
+       decision(1, 1, "blocked", ["continuity_stale"], API_OK))
+    ok("continuity/stateless-not-ready-ignored",
+       "Under stateless a fresh not-ready observation is ignored.",
+       request("api", continuity=cont(ready=False)),
+       decision(1, 2, "scale_up", ["target_tracking"], API_OK))
+    ok("continuity/stateless-active-sessions-do-not-block",
+       "Stateless contracts do not block scale-down on active sessions.",
+       request("api", current=3, value=0, continuity=cont(active_sessions=5)),
+       decision(3, 2, "scale_down", ["target_tracking"], API_OK))
+    ok("continuity/active-streams-block-drain",
+       "Active streams alone block a scale-down and require a drain.",
+       request("mcp", current=3, value=0, continuity=cont(active_streams=2)),
+       decision(3, 3, "blocked", ["active_sessions_block_drain"], MCP_OK, drain=True))
+    ok("continuity/active-sessions-do-not-block-growth",
+       "Active sessions do not stop a scale-up.",
+       request("mcp", continuity=cont(active_sessions=5)),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("continuity/hold-ignores-active-sessions",
+       "At target, active sessions do not matter: hold.",
+       request("mcp", current=3, value=300, continuity=cont(active_sessions=5)),
+       decision(3, 3, "hold", ["at_target"], MCP_OK))
+    ok("continuity/no-block-flag-allows-scale-down",
+       "block_scale_down_with_active false lets a unit with sessions scale down, with drain.",
+       request(contract("mcp", continuity__block_scale_down_with_active=False), current=3, value=0,
+               continuity=cont(active_sessions=3)),
+       decision(3, 2, "scale_down", ["target_tracking"], MCP_OK, drain=True))
+    ok("continuity/drain-not-required",
+       "continuity.drain_required false: the scale-down carries drain_required false.",
+       request(contract("mcp", continuity__drain_required=False), current=3, value=0),
+       decision(3, 2, "scale_down", ["target_tracking"], MCP_OK))
+    ok("continuity/drain-equal-to-bound-passes",
+       "drain_seconds 300 equal to max_drain_seconds 300 is within bound.",
+       request(contract("mcp", policy__drain_seconds=300), current=3, value=0),
+       decision(3, 2, "scale_down", ["target_tracking"], MCP_OK, drain=True))
+    ok("continuity/drain-bound-ignored-without-drain",
+       "A drain over the bound does not matter when continuity does not require a drain.",
+       request(contract("mcp", policy__drain_seconds=600, continuity__drain_required=False),
+               current=3, value=0),
+       decision(3, 2, "scale_down", ["target_tracking"], MCP_OK))
+    ok("continuity/session-affine-scale-down-drains",
+       "A session_affine unit with no sessions scales down with drain_required.",
+       request(contract("mcp", continuity={"mode": "session_affine"}), current=3, value=0),
+       decision(3, 2, "scale_down", ["target_tracking"],
+                head + [A("continuity", "continuity:sessions", "session_affine"), SAFE], drain=True))
+    st = {"mode": "stateless", "block_scale_down_with_active": False}
+    ok("continuity/stateless-default-drain-required",
+       "A stateless contract leaving drain_required at its default true scales down with drain_required.",
+       request(contract("api", continuity=st), current=3, value=0),
+       decision(3, 2, "scale_down", ["target_tracking"], API_OK, drain=True))
+    ok("continuity/stateless-drain-over-bound-blocks",
+       "Stateless with drain required and max_drain_seconds 0: a 1 s drain blocks the scale-down.",
+       request(contract("api", continuity=dict(st, max_drain_seconds=0), policy__drain_seconds=1),
+               current=3, value=0),
+       decision(3, 3, "blocked", ["drain_required"], API_OK, drain=True))
+
+
+# ================================================================ safety/
+
+def group_safety():
+    head = [SIG_RR] + MCP_CAPS + [Q_LLM, C_EXT]
+    missing = MI("safety", "safety:missing", "overload_shedding_active")
+    stale = S("safety", "safety:node", "safety_stale")
+    ok("safety/null-blocks",
+       "safety_required (the default) with safety null: overload_shedding_active with a missing entry.",
+       request("mcp", safety=None),
+       decision(1, 1, "blocked", ["overload_shedding_active"], head + [missing]))
+    ok("safety/omitted-blocks",
+       "safety_required with the safety key omitted: same as null.",
+       request("mcp", safety=DEL),
+       decision(1, 1, "blocked", ["overload_shedding_active"], head + [missing]))
+    ok("safety/expired-is-stale",
+       "An expired safety observation: reason overload_shedding_active, evidence code safety_stale.",
+       request("mcp", safety=safe(obs=OLD_OBS, exp=OLD_EXP)),
+       decision(1, 1, "blocked", ["overload_shedding_active"], head + [stale]))
+    ok("safety/future-observation-is-stale",
+       "A safety observation from the future is stale.",
+       request("mcp", safety=safe(obs=FUTURE_OBS)),
+       decision(1, 1, "blocked", ["overload_shedding_active"], head + [stale]))
+    ok("safety/stale-flags-not-read",
+       "A stale observation with both flags set reports only overload_shedding_active.",
+       request("mcp", safety=safe(True, True, "incident:capacity", obs=OLD_OBS, exp=OLD_EXP)),
+       decision(1, 1, "blocked", ["overload_shedding_active"], head + [stale]))
+    ok("safety/overloaded-only",
+       "overloaded alone blocks with overload_shedding_active and accepted evidence.",
+       request("mcp", safety=safe(True, False, "incident:overload")),
+       decision(1, 1, "blocked", ["overload_shedding_active"], MCP_OK))
+    ok("safety/noisy-neighbor-only",
+       "noisy_neighbor alone blocks with noisy_neighbor.",
+       request("mcp", safety=safe(False, True, "incident:neighbor")),
+       decision(1, 1, "blocked", ["noisy_neighbor"], MCP_OK))
+    ok("safety/overload-blocks-scale-down",
+       "Overload blocks shrinkage as well as growth.",
+       request("mcp", current=3, value=0, safety=safe(True, False, "incident:overload")),
+       decision(3, 3, "blocked", ["overload_shedding_active"], MCP_OK))
+    ok("safety/reason-ref-null-allowed",
+       "reason_ref null with both flags false is valid.",
+       request("mcp", safety=safe(reason_ref=None)),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("safety/reason-ref-without-flags",
+       "A reason_ref with both flags false is valid and changes nothing.",
+       request("mcp", safety=safe(reason_ref="incident:closed")),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    nosafety = contract("api", safety_required=False)
+    api_nos = [SIG_RR] + API_CAPS
+    ok("safety/not-required-no-evidence",
+       "safety_required false with no safety observation: no safety evidence, scale up.",
+       request(nosafety, safety=None),
+       decision(1, 2, "scale_up", ["target_tracking"], api_nos))
+    ok("safety/not-required-ignores-overload",
+       "safety_required false ignores a valid overloaded observation entirely.",
+       request(nosafety, safety=safe(True, True, "incident:capacity")),
+       decision(1, 2, "scale_up", ["target_tracking"], api_nos))
+    ok("safety/not-required-ignores-stale",
+       "safety_required false ignores a stale safety observation.",
+       request(nosafety, safety=safe(obs=OLD_OBS, exp=OLD_EXP)),
+       decision(1, 2, "scale_up", ["target_tracking"], api_nos))
+
+
+# ================================================================ cooldown/
+
+def group_cooldown():
+    cd = contract("mcp", policy__scale_up_cooldown_s=30, policy__scale_down_cooldown_s=300)
+    ok("cooldown/scale-up-one-microsecond-short",
+       "29.999999 s after the last action with a 30 s scale-up cooldown: hold [cooldown].",
+       request(cd, last_action_at="2026-08-19T11:59:30.000001Z"),
+       decision(1, 1, "hold", ["cooldown"], MCP_OK))
+    ok("cooldown/scale-up-exactly-elapsed",
+       "Exactly 30 s after the last action the 30 s scale-up cooldown has passed.",
+       request(cd, last_action_at="2026-08-19T11:59:30Z"),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("cooldown/scale-up-uses-up-cooldown",
+       "60 s after the last action a scale-up (30 s cooldown) proceeds.",
+       request(cd, last_action_at="2026-08-19T11:59:00Z"),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("cooldown/scale-down-uses-down-cooldown",
+       "60 s after the last action a scale-down (300 s cooldown) holds.",
+       request(cd, current=3, value=0, last_action_at="2026-08-19T11:59:00Z"),
+       decision(3, 3, "hold", ["cooldown"], MCP_OK))
+    ok("cooldown/scale-down-one-microsecond-short",
+       "299.999999 s into a 300 s scale-down cooldown: hold.",
+       request(cd, current=3, value=0, last_action_at="2026-08-19T11:55:00.000001Z"),
+       decision(3, 3, "hold", ["cooldown"], MCP_OK))
+    ok("cooldown/scale-down-exactly-elapsed",
+       "Exactly 300 s after the last action the scale-down proceeds.",
+       request(cd, current=3, value=0, last_action_at="2026-08-19T11:55:00Z"),
+       decision(3, 2, "scale_down", ["target_tracking"], MCP_OK, drain=True))
+    ok("cooldown/last-action-now-holds",
+       "last_action_at == now with a 30 s cooldown: hold.",
+       request(cd, last_action_at=NOW),
+       decision(1, 1, "hold", ["cooldown"], MCP_OK))
+    ok("cooldown/last-action-now-zero-cooldown",
+       "last_action_at == now with a 0 s cooldown passes.",
+       request("mcp", last_action_at=NOW),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("cooldown/last-action-in-future-blocks",
+       "A last action one microsecond after now is a clock fault: blocked [cooldown].",
+       request(cd, last_action_at="2026-08-19T12:00:00.000001Z"),
+       decision(1, 1, "blocked", ["cooldown"], MCP_OK))
+    ok("cooldown/last-action-in-future-blocks-without-cooldown",
+       "A future last action blocks even with zero cooldowns.",
+       request("mcp", last_action_at="2026-08-19T12:00:01Z"),
+       decision(1, 1, "blocked", ["cooldown"], MCP_OK))
+    ok("cooldown/future-last-action-after-other-reasons",
+       "The clock check comes after the evidence checks: [signal_missing, cooldown].",
+       request("mcp", signal=None, last_action_at="2026-08-19T12:00:01Z"),
+       decision(1, 1, "blocked", ["signal_missing", "cooldown"],
+                [SIG_MISSING] + MCP_CAPS + [Q_LLM, C_EXT, SAFE]))
+    ok("cooldown/null-last-action",
+       "last_action_at null means no cooldown applies.",
+       request(cd, last_action_at=None),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("cooldown/at-target-ignores-cooldown",
+       "At target the decision is hold [at_target] even inside a cooldown.",
+       request(cd, value=100, last_action_at=NOW),
+       decision(1, 1, "hold", ["at_target"], MCP_OK))
+    ok("cooldown/active-sessions-checked-first",
+       "Active sessions (C2) are checked before the cooldown (C3).",
+       request(cd, current=3, value=0, continuity=cont(active_sessions=1), last_action_at=NOW),
+       decision(3, 3, "blocked", ["active_sessions_block_drain"], MCP_OK, drain=True))
+    ok("cooldown/checked-before-capacity",
+       "Inside a cooldown an exhausted axis is not reported: hold [cooldown].",
+       request(cd, capacities=caps_for(cd, over={"cpu_milli": dict(allocatable=1000)}), last_action_at=NOW),
+       decision(1, 1, "hold", ["cooldown"], MCP_OK))
+    ok("cooldown/checked-before-drain-bound",
+       "Inside a cooldown the drain bound is not reached: hold [cooldown], drain_required false.",
+       request(contract("mcp", policy__scale_down_cooldown_s=300, policy__drain_seconds=301),
+               current=3, value=0, last_action_at=NOW),
+       decision(3, 3, "hold", ["cooldown"], MCP_OK))
+    api0 = contract("api", policy__min_replicas=0, policy__allow_scale_from_zero=False,
+                    policy__scale_up_cooldown_s=30)
+    ok("cooldown/scale-from-zero-checked-first",
+       "scale_from_zero_disabled (C1) is reported before the cooldown (C3).",
+       request(api0, current=0, value=100, last_action_at=NOW),
+       decision(0, 0, "blocked", ["scale_from_zero_disabled"], API_OK))
+    ok("cooldown/offset-last-action-exactly-elapsed",
+       "last_action_at 13:59:30+02:00 is 11:59:30Z: exactly 30 s, the scale-up proceeds.",
+       request(cd, last_action_at="2026-08-19T13:59:30+02:00"),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("cooldown/offset-last-action-one-microsecond-short",
+       "last_action_at 13:59:30.000001+02:00 is one microsecond short of 30 s: hold.",
+       request(cd, last_action_at="2026-08-19T13:59:30.000001+02:00"),
+       decision(1, 1, "hold", ["cooldown"], MCP_OK))
+    day = contract("mcp", policy__scale_up_cooldown_s=86400)
+    ok("cooldown/one-day-cooldown-exactly-elapsed",
+       "A 86400 s cooldown, the maximum, has passed exactly one day later.",
+       request(day, last_action_at="2026-08-18T12:00:00Z"),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("cooldown/one-day-cooldown-one-microsecond-short",
+       "A 86400 s cooldown one microsecond short of a day: hold.",
+       request(day, last_action_at="2026-08-18T12:00:00.000001Z"),
+       decision(1, 1, "hold", ["cooldown"], MCP_OK))
+
+
+# ================================================================ zero/
+
+def group_zero():
+    z = contract("api", policy__min_replicas=0, policy__allow_scale_to_zero=True)
+    z_nofrom = contract("api", policy__min_replicas=0, policy__allow_scale_to_zero=True,
+                        policy__allow_scale_from_zero=False)
+    m0 = contract("api", policy__min_replicas=0)
+    ok("zero/to-zero-is-step-capped",
+       "With scale-to-zero allowed, an idle unit at 3 steps down to 2, not 0.",
+       request(z, current=3, value=0),
+       decision(3, 2, "scale_down", ["target_tracking"], API_OK))
+    ok("zero/idle-at-zero-holds",
+       "Scale-to-zero allowed, at 0 with no demand: hold [at_target].",
+       request(z, current=0, value=0),
+       decision(0, 0, "hold", ["at_target"], API_OK))
+    ok("zero/positive-value-keeps-one",
+       "Scale-to-zero allowed but value 1 > 0: ceil is 1, hold at 1.",
+       request(z, current=1, value=1),
+       decision(1, 1, "hold", ["at_target"], API_OK))
+    ok("zero/from-zero-scales-up",
+       "From 0, value 50 over target 100 wants 1: scale up (scaling from zero is allowed by default).",
+       request(z, current=0, value=50),
+       decision(0, 1, "scale_up", ["target_tracking"], API_OK))
+    ok("zero/from-zero-is-step-capped",
+       "From 0, a demand of 4 replicas is capped to 1 by scale_up_step 1.",
+       request(z, current=0, value=1000),
+       decision(0, 1, "scale_up", ["target_tracking"], API_OK))
+    ok("zero/from-zero-disabled-blocks-with-to-zero",
+       "Scale-to-zero allowed, scale-from-zero disabled, demand at 0: blocked.",
+       request(z_nofrom, current=0, value=100),
+       decision(0, 0, "blocked", ["scale_from_zero_disabled"], API_OK))
+    ok("zero/idle-at-zero-with-from-zero-disabled-holds",
+       "Scale-from-zero disabled does not matter when an idle unit at 0 stays at 0.",
+       request(z_nofrom, current=0, value=0),
+       decision(0, 0, "hold", ["at_target"], API_OK))
+    ok("zero/floor-raised-to-one-scales-up-from-zero",
+       "min_replicas 0 without scale-to-zero: the floor is 1, so an idle unit at 0 scales up to 1.",
+       request(m0, current=0, value=0),
+       decision(0, 1, "scale_up", ["target_tracking"], API_OK))
+    ok("zero/floor-raised-to-one-from-zero-disabled",
+       "The same idle unit at 0 with scale-from-zero disabled is blocked.",
+       request(contract("api", policy__min_replicas=0, policy__allow_scale_from_zero=False),
+               current=0, value=0),
+       decision(0, 0, "blocked", ["scale_from_zero_disabled"], API_OK))
+    ok("zero/min-zero-without-to-zero-holds-at-one",
+       "min_replicas 0 without scale-to-zero: an idle unit at 1 holds.",
+       request(m0, current=1, value=0),
+       decision(1, 1, "hold", ["at_target"], API_OK))
+    ok("zero/from-zero-growth-checks-capacity",
+       "Growth from 0 is checked against capacity: 5 available cannot fit one replica of 10.",
+       request(m0, current=0, value=250, capacities=caps_for(m0, over={"cpu_milli": dict(reserved=9995)})),
+       decision(0, 0, "blocked", ["capacity_exhausted"], API_OK))
+    ok("zero/signal-missing-at-zero",
+       "At 0 replicas a missing signal blocks and desired stays 0.",
+       request(m0, current=0, signal=None),
+       decision(0, 0, "blocked", ["signal_missing"], [SIG_MISSING] + API_CAPS + [SAFE]))
+    mz = contract("mcp", policy__min_replicas=0, policy__allow_scale_to_zero=True)
+    ok("zero/session-unit-to-zero-drains",
+       "An MCP gateway allowed to reach zero goes 1 -> 0 with drain_required.",
+       request(mz, current=1, value=0),
+       decision(1, 0, "scale_down", ["target_tracking"], MCP_OK, drain=True))
+    ok("zero/session-unit-to-zero-blocked-by-session",
+       "The same gateway with one active session is blocked with drain_required.",
+       request(mz, current=1, value=0, continuity=cont(active_sessions=1)),
+       decision(1, 1, "blocked", ["active_sessions_block_drain"], MCP_OK, drain=True))
+    ok("zero/min-replicas-is-the-floor",
+       "min_replicas 2: an idle unit at 3 steps down to 2.",
+       request(contract("api", policy__min_replicas=2), current=3, value=0),
+       decision(3, 2, "scale_down", ["target_tracking"], API_OK))
+    ok("zero/min-replicas-floor-holds",
+       "min_replicas 2: an idle unit at 2 holds.",
+       request(contract("api", policy__min_replicas=2), current=2, value=0),
+       decision(2, 2, "hold", ["at_target"], API_OK))
+
+
+# ================================================================ bounds/
+
+def big_caps(c, **over):
+    """Capacity observations of 10^15 allocatable, nothing reserved, for every required axis."""
+    base = dict(allocatable=E15, reserved=0, used=0)
+    return caps_for(c, over={a: dict(base, **over.get(a, {})) for a in c["required_capacity_axes"]})
+
+
+def group_bounds():
+    api_max = contract("api", policy__max_replicas=10000)
+    ok("bounds/replicas-10000-holds-at-max",
+       "current_replicas 10000 = max_replicas 10000 with a huge demand holds.",
+       request(api_max, current=10000, value=E15),
+       decision(10000, 10000, "hold", ["at_target"], API_OK))
+    ok("bounds/min-and-max-10000-hold",
+       "min_replicas = max_replicas = 10000: an idle unit at 10000 holds at its floor.",
+       request(contract("api", policy__min_replicas=10000, policy__max_replicas=10000),
+               current=10000, value=0),
+       decision(10000, 10000, "hold", ["at_target"], API_OK))
+    ok("bounds/above-max-replicas-steps-down",
+       "current_replicas 10 above max_replicas 8 is allowed and steps down by one.",
+       request("mcp", current=10),
+       decision(10, 9, "scale_down", ["target_tracking"], MCP_OK, drain=True))
+    ok("bounds/step-10000-down-to-floor",
+       "scale_down_step 10000 takes an idle unit from 10000 straight to its floor of 1.",
+       request(contract("api", policy__max_replicas=10000, policy__scale_down_step=10000),
+               current=10000, value=0),
+       decision(10000, 1, "scale_down", ["target_tracking"], API_OK))
+    ok("bounds/signal-value-1e15-accepted",
+       "A signal value of exactly 10^15 is valid; the demand is clamped to max_replicas.",
+       request("mcp", value=E15),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    tgt = contract("api", policy__max_replicas=10000, policy__scale_up_step=10000, policy__target=E12)
+    ok("bounds/target-1e12-exact-division",
+       "10^15 over a target of 10^12 is exactly 1000 replicas (not 1001).",
+       request(tgt, value=E15, capacities=big_caps(tgt)),
+       decision(1, 1000, "scale_up", ["target_tracking"], API_OK))
+    huge = contract("api", policy__min_replicas=0, policy__max_replicas=10000,
+                    policy__scale_up_step=10000, policy__target=1)
+    over = copy.deepcopy(huge)
+    over["replica_demands"][0]["per_replica"] = E15
+    ok("bounds/growth-product-exceeds-64-bits",
+       "10000 additional replicas x 10^15 per replica = 10^19 (beyond i64) exceeds 10^15 available.",
+       request(over, current=0, value=E15, capacities=big_caps(over)),
+       decision(0, 0, "blocked", ["capacity_exhausted"], API_OK))
+    fits = copy.deepcopy(huge)
+    for d in fits["replica_demands"]:
+        d["per_replica"] = 10 ** 11
+    ok("bounds/growth-product-fills-1e15-exactly",
+       "0 -> 10000 replicas at 10^11 each needs exactly the 10^15 available on every axis.",
+       request(fits, current=0, value=E15, capacities=big_caps(fits)),
+       decision(0, 10000, "scale_up", ["target_tracking"], API_OK))
+    qhuge = copy.deepcopy(huge)
+    for d in qhuge["replica_demands"]:
+        d["per_replica"] = 1
+    qhuge["quotas"] = [tenant_binding(per_replica=E15)]
+    ok("bounds/quota-projection-exceeds-64-bits",
+       "A tenant quota: 0 used + 10000 x 10^15 = 10^19 exceeds the 10^15 limit.",
+       request(qhuge, current=0, value=E15, capacities=big_caps(qhuge),
+               quotas=[quo("tenant:acme", "tenant", limit=E15, used=0)]),
+       decision(0, 0, "blocked", ["capacity_exhausted"],
+                [SIG_RR] + API_CAPS + [A("quota", "quota:tenant-acme", "tenant"), SAFE]))
+    ph = contract("connector", policy__max_replicas=10000, policy__scale_up_step=10000, policy__target=1)
+    for d in ph["replica_demands"]:
+        d["per_replica"] = 1
+    ph["quotas"][0]["per_replica"] = E15
+    ok("bounds/provider-projection-exceeds-64-bits",
+       "A provider quota: (10^15 - 1) used + 9999 x 10^15 exceeds the 10^15 limit; the limit is never multiplied.",
+       request(ph, value=E15, capacities=big_caps(ph),
+               quotas=[quo("provider:crm", limit=E15, used=E15 - 1)]),
+       decision(1, 1, "blocked", ["provider_quota_exhausted"],
+                [A("signal", "metrics:queue_depth", "queue_depth"), CAP["cpu_milli"], CAP["memory_mib"],
+                 CAP["upstream_rate"], A("quota", "quota:provider-crm", "provider_global"), SAFE]))
+    zd = contract("api")
+    zd["replica_demands"][2]["per_replica"] = 0
+    ok("bounds/zero-demand-on-full-axis",
+       "A demand of 0 on an axis with 10^15 allocatable and all of it reserved fits (0 > 0 is false).",
+       request(zd, capacities=caps_for(zd, over={"session_slots": dict(allocatable=E15, reserved=E15,
+                                                                       used=E15)})),
+       decision(1, 2, "scale_up", ["target_tracking"], API_OK))
+    ok("bounds/sessions-and-streams-at-1e12",
+       "active_sessions and active_streams at their 10^12 bound are valid and block the drain.",
+       request("mcp", current=3, value=0, continuity=cont(active_sessions=E12, active_streams=E12)),
+       decision(3, 3, "blocked", ["active_sessions_block_drain"], MCP_OK, drain=True))
+    ing = contract("ingest", partition_lease__partitions_per_replica=10 ** 6,
+                   partition_lease__lease_ttl_s=86400)
+    ok("bounds/partition-and-lease-at-bounds",
+       "partitions_per_replica 10^6 and lease_ttl_s 86400 are valid.",
+       request(ing),
+       decision(1, 3, "scale_up", ["target_tracking"],
+                [A("signal", "metrics:queue_depth", "queue_depth"), CAP["cpu_milli"], CAP["memory_mib"],
+                 CAP["partition_slots"], CAP["lease_slots"], CAP["engine_write_bytes_per_s"],
+                 CAP["fsync_iops"], SAFE]))
+    secs = contract("mcp", policy__drain_seconds=86400, continuity__max_drain_seconds=86400,
+                    policy__scale_up_cooldown_s=86400, policy__scale_down_cooldown_s=86400)
+    ok("bounds/seconds-at-86400",
+       "Every *_seconds field at 86400 is valid; a drain equal to its bound passes.",
+       request(secs, current=3, value=0),
+       decision(3, 2, "scale_down", ["target_tracking"], MCP_OK, drain=True))
+    med = contract("media")
+    ok("bounds/ppm-at-one-million-accepted",
+       "gpu_utilization_ppm of exactly 1000000 is valid: ceil(1000000 / 300000) = 4, step-capped to 3.",
+       request(med, signal=sig("gpu_utilization_ppm", 1000000)),
+       decision(1, 3, "scale_up", ["target_tracking"],
+                [A("signal", "metrics:gpu_utilization_ppm", "gpu_utilization_ppm"), CAP["cpu_milli"],
+                 CAP["memory_mib"], CAP["gpu_count"], CAP["gpu_memory_mib"], SAFE]))
+
+    # Out-of-bounds integers: invalid_field.
+    mcp_r = request("mcp")
+    for name, path, value, desc in [
+        ("target-zero", "contract.policy.target", 0, "policy.target 0 is below its bound of 1"),
+        ("target-over-1e12", "contract.policy.target", E12 + 1, "policy.target 10^12 + 1 is over its bound"),
+        ("target-huge-literal", "contract.policy.target", 10 ** 30, "an integer literal too large for any bound"),
+        ("min-replicas-negative", "contract.policy.min_replicas", -1, "min_replicas -1 is below its bound"),
+        ("max-replicas-over-10000", "contract.policy.max_replicas", 10001, "max_replicas 10001 is over its bound"),
+        ("scale-up-step-zero", "contract.policy.scale_up_step", 0, "scale_up_step 0 is below its bound of 1"),
+        ("scale-down-step-zero", "contract.policy.scale_down_step", 0, "scale_down_step 0 is below its bound of 1"),
+        ("scale-up-cooldown-over-86400", "contract.policy.scale_up_cooldown_s", 86401, "a cooldown of 86401 s is over MAX_SECONDS"),
+        ("scale-down-cooldown-negative", "contract.policy.scale_down_cooldown_s", -1, "a negative cooldown is out of bounds"),
+        ("drain-seconds-over-86400", "contract.policy.drain_seconds", 86401, "drain_seconds 86401 is over MAX_SECONDS"),
+        ("max-drain-seconds-over-86400", "contract.continuity.max_drain_seconds", 86401, "max_drain_seconds 86401 is over MAX_SECONDS"),
+        ("version-zero", "contract.version", 0, "contract version 0 is below its bound of 1"),
+        ("version-2pow31", "contract.version", 2 ** 31, "contract version 2^31 is over its bound of 2^31 - 1"),
+        ("demand-per-replica-over-1e15", "contract.replica_demands[0].per_replica", E15 + 1, "a replica demand of 10^15 + 1 is over its bound"),
+        ("demand-per-replica-negative", "contract.replica_demands[0].per_replica", -1, "a negative replica demand is out of bounds"),
+        ("quota-per-replica-over-1e15", "contract.quotas[0].per_replica", E15 + 1, "a quota binding per_replica of 10^15 + 1 is over its bound"),
+        ("capacity-allocatable-over-1e15", "capacities[0].allocatable", E15 + 1, "allocatable 10^15 + 1 is over its bound"),
+        ("capacity-used-negative", "capacities[0].used", -1, "a negative used (still <= reserved) is out of bounds"),
+        ("quota-limit-over-1e15", "quotas[0].limit", E15 + 1, "a quota limit of 10^15 + 1 is over its bound"),
+        ("quota-used-negative", "quotas[0].used", -1, "a negative quota usage is out of bounds"),
+        ("active-sessions-over-1e12", "continuity.active_sessions", E12 + 1, "active_sessions 10^12 + 1 is over its bound"),
+        ("active-streams-over-1e12", "continuity.active_streams", E12 + 1, "active_streams 10^12 + 1 is over its bound"),
+    ]:
+        bad("bounds/" + name, "invalid_field: " + desc + ".", edits(mcp_r, [(path, value)]), "invalid_field")
+    ing_r = request("ingest")
+    bad("bounds/lease-ttl-over-86400", "invalid_field: lease_ttl_s 86401 is over MAX_SECONDS.",
+        edits(ing_r, [("contract.partition_lease.lease_ttl_s", 86401)]), "invalid_field")
+    bad("bounds/partitions-per-replica-over-1e6", "invalid_field: partitions_per_replica 10^6 + 1 is over its bound.",
+        edits(ing_r, [("contract.partition_lease.partitions_per_replica", 10 ** 6 + 1)]), "invalid_field")
+    api_q = request(api_with_quotas(*[tenant_binding("tenant:t%02d" % i, per_replica=0) for i in range(17)]))
+    bad("bounds/seventeen-quota-bindings", "invalid_field: 17 quota bindings exceed MAX_QUOTAS 16.",
+        api_q, "invalid_field")
+
+
+# ================================================================ identity/
+
+def retime(req, now, obs, exp):
+    """A copy of req whose now and every observation window are replaced."""
+    req = copy.deepcopy(req)
+    req["now"] = now
+    for o in [req.get("signal"), req.get("continuity"), req.get("safety")] + \
+            req.get("capacities", []) + req.get("quotas", []):
+        if o:
+            o["observed_at"], o["expires_at"] = obs, exp
+    return req
+
+
+def group_identity():
+    t01_id = _T01["expect"]["decision"]["contract_id"]
+    c = contract("mcp")
+    assert seal.contract_id(c) == t01_id
+    cid, cdig = seal.contract_id(c), seal.contract_digest(c)
+    up3 = decision(1, 3, "scale_up", ["target_tracking"], MCP_OK)
+    ok("identity/contract-id-supplied-matching",
+       "A supplied contract_id equal to the computed one is accepted.",
+       request(contract("mcp", contract_id=cid)), up3)
+    ok("identity/contract-digest-supplied-matching",
+       "A supplied contract_digest equal to the computed one is accepted.",
+       request(contract("mcp", contract_digest=cdig)), up3)
+    ok("identity/both-supplied-matching",
+       "contract_id and contract_digest both supplied and both matching are accepted.",
+       request(contract("mcp", contract_id=cid, contract_digest=cdig)), up3)
+    ok("identity/empty-identity-fields-computed",
+       "contract_id and contract_digest given as empty strings are computed.",
+       request(contract("mcp", contract_id="", contract_digest="")), up3)
+    bad("identity/contract-id-differs",
+        "A well-formed contract_id that differs from the computed one is identity_mismatch.",
+        request(contract("mcp", contract_id="scale-unit:" + "0" * 32)),
+        "identity_mismatch", "contract_id does not match immutable identity")
+    bad("identity/contract-id-free-text-differs",
+        "Any non-empty contract_id other than the computed one is identity_mismatch.",
+        request(contract("mcp", contract_id="my-contract")),
+        "identity_mismatch", "contract_id does not match immutable identity")
+    bad("identity/contract-id-100-chars-differs",
+        "A 100-character contract_id is within its length limit but differs: identity_mismatch.",
+        request(contract("mcp", contract_id="scale-unit:" + "0" * 89)),
+        "identity_mismatch", "contract_id does not match immutable identity")
+    bad("identity/contract-id-101-chars",
+        "A 101-character contract_id is over its length limit: invalid_field.",
+        request(contract("mcp", contract_id="scale-unit:" + "0" * 90)), "invalid_field")
+    bad("identity/contract-id-of-another-contract",
+        "The contract_id of t01 on a contract with a different version is identity_mismatch.",
+        request(contract("mcp", contract_id=cid, version=2)),
+        "identity_mismatch", "contract_id does not match immutable identity")
+    bad("identity/contract-digest-differs",
+        "A well-formed contract_digest that differs from the computed one is identity_mismatch.",
+        request(contract("mcp", contract_digest="sha256:" + "0" * 64)),
+        "identity_mismatch", "contract_digest does not match immutable identity")
+    bad("identity/contract-digest-upper-case",
+        "The computed contract_digest written in upper-case hex is invalid_digest.",
+        request(contract("mcp", contract_digest="sha256:" + cdig[7:].upper())), "invalid_digest")
+    bad("identity/contract-digest-short",
+        "A contract_digest with 63 hex digits is invalid_digest.",
+        request(contract("mcp", contract_digest=cdig[:-1])), "invalid_digest")
+    rev = contract("mcp")
+    rev["allowed_signals"].reverse()
+    assert seal.contract_id(rev) == t01_id
+    ok("identity/allowed-signals-order-irrelevant",
+       "allowed_signals are sorted in the identity: reversed, the contract_id is t01's.",
+       request(rev), up3)
+    dem = contract("mcp")
+    dem["replica_demands"].reverse()
+    assert seal.contract_id(dem) != t01_id
+    ok("identity/demand-order-is-identity",
+       "replica_demands keep declaration order in the identity: reversed, the contract_id changes.",
+       request(dem), up3)
+    v2 = contract("mcp", version=2)
+    assert seal.contract_id(v2) != t01_id
+    ok("identity/version-is-identity", "version 2 changes the contract_id.", request(v2), up3)
+    ok("identity/version-max", "version 2^31 - 1 is valid.", request(contract("mcp", version=2 ** 31 - 1)), up3)
+    full = contract("api")
+    full = {
+        "schema_version": "1", "unit_ref": full["unit_ref"], "surface": "api_gateway", "version": 1,
+        "policy": {"min_replicas": 1, "max_replicas": 4, "target": 100, "target_signal": "request_rate",
+                   "scale_up_step": 1, "scale_down_step": 1, "scale_up_cooldown_s": 0,
+                   "scale_down_cooldown_s": 0, "drain_seconds": 0, "allow_scale_to_zero": False,
+                   "allow_scale_from_zero": True},
+        "allowed_signals": full["allowed_signals"],
+        "required_capacity_axes": full["required_capacity_axes"],
+        "replica_demands": full["replica_demands"], "quotas": [],
+        "partition_lease": {"partitioned": False, "partitions_per_replica": 0, "lease_required": False,
+                            "lease_ttl_s": 0, "fencing_required": False},
+        "continuity": {"mode": "stateless", "external_store_ref": None, "drain_required": False,
+                       "block_scale_down_with_active": False, "max_drain_seconds": 300},
+        "safety_required": True, "engine_authority_axes": [], "contract_id": "", "contract_digest": "",
+    }
+    assert seal.contract_id(full) == _T08A["expect"]["decision"]["contract_id"]
+    ok("identity/defaults-written-out",
+       "The t08a contract with every default written out (external_store_ref null included) has t08a's contract_id.",
+       request(full), decision(1, 2, "scale_up", ["target_tracking"], API_OK))
+
+    # evaluated_at: now converted to UTC, .ffffff only when microseconds are non-zero.
+    for name, now, evaluated, desc in [
+        ("positive-offset", "2026-08-19T14:00:00+02:00", EVAL, "now at +02:00 is written in UTC"),
+        ("negative-offset-crosses-day", "2026-08-18T23:00:00-13:00", EVAL,
+         "now at -13:00 on the previous day converts to 12:00 UTC"),
+        ("max-offset", "2026-08-20T11:59:00+23:59", EVAL, "an offset of +23:59 is valid and converted"),
+        ("minus-zero-offset", "2026-08-19T12:00:00-00:00", EVAL, "-00:00 is UTC"),
+        ("one-fraction-digit", "2026-08-19T12:00:00.5Z", "2026-08-19T12:00:00.500000+00:00",
+         "one fractional digit is written as six"),
+        ("two-fraction-digits", "2026-08-19T12:00:00.25Z", "2026-08-19T12:00:00.250000+00:00",
+         "two fractional digits are written as six"),
+        ("three-fraction-digits-with-offset", "2026-08-19T14:00:00.123+02:00",
+         "2026-08-19T12:00:00.123000+00:00", "three fractional digits with an offset"),
+        ("four-fraction-digits", "2026-08-19T12:00:00.0001Z", "2026-08-19T12:00:00.000100+00:00",
+         "four fractional digits are written as six"),
+        ("five-fraction-digits", "2026-08-19T12:00:00.12345Z", "2026-08-19T12:00:00.123450+00:00",
+         "five fractional digits are written as six"),
+        ("one-microsecond", "2026-08-19T12:00:00.000001Z", "2026-08-19T12:00:00.000001+00:00",
+         "six fractional digits are kept"),
+        ("zero-fraction-omitted", "2026-08-19T12:00:00.000000Z", EVAL,
+         "a zero fraction is not written"),
+        ("zero-single-digit-fraction-omitted", "2026-08-19T12:00:00.0Z", EVAL,
+         "a single zero fractional digit is not written"),
+    ]:
+        ok("identity/evaluated-at-" + name, "evaluated_at: " + desc + ".",
+           request("mcp", now=now), decision(1, 3, "scale_up", ["target_tracking"], MCP_OK,
+                                             evaluated_at=evaluated))
+    ok("identity/leap-day-2028",
+       "2028-02-29 is a real day: now and every window on it are valid.",
+       retime(request("mcp"), "2028-02-29T12:00:00Z", "2028-02-29T11:59:00Z", "2028-02-29T12:05:00Z"),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK, evaluated_at="2028-02-29T12:00:00+00:00"))
+    ok("identity/century-leap-day-2000",
+       "2000-02-29 is a real day (2000 is a leap year): valid as last_action_at.",
+       request("mcp", last_action_at="2000-02-29T00:00:00Z"), up3)
+    ok("identity/lower-time-bound",
+       "now at 2000-01-01T00:00:00Z, the first supported instant, with observations from that instant.",
+       retime(request("mcp"), "2000-01-01T00:00:00Z", "2000-01-01T00:00:00Z", "2000-01-01T00:05:00Z"),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK, evaluated_at="2000-01-01T00:00:00+00:00"))
+    ok("identity/upper-time-bound",
+       "Windows expiring at 2300-12-31T23:59:59.999999Z, the last supported instant, are valid.",
+       retime(request("mcp"), "2300-12-31T23:00:00Z", "2300-12-31T22:59:00Z", "2300-12-31T23:59:59.999999Z"),
+       decision(1, 3, "scale_up", ["target_tracking"], MCP_OK, evaluated_at="2300-12-31T23:00:00+00:00"))
+    ok("identity/local-year-1999-utc-2000",
+       "observed_at 1999-12-31T23:30:00-01:00 is 2000-01-01T00:30:00Z: inside the range after conversion.",
+       request("mcp", signal=sig(obs="1999-12-31T23:30:00-01:00")), up3)
+
+
+# ================================================================ differences/
+
+def group_differences():
+    # 10.1: a replica demand on an axis outside required_capacity_axes.
+    g = contract("api")
+    g["replica_demands"].append({"axis": "gpu_count", "per_replica": 1})
+    ok("differences/undeclared-axis-demand-missing-blocks-growth",
+       "SPEC 10.1: a demand on gpu_count (not a required axis) with no observation blocks growth with capacity_missing.",
+       request(g),
+       decision(1, 1, "blocked", ["capacity_missing"], API_OK))
+    ok("differences/undeclared-axis-demand-stale-blocks-growth",
+       "SPEC 10.1: the same demand with an expired observation blocks growth with capacity_stale.",
+       request(g, capacities=caps_for(g, extra=[cap("gpu_count", 8, 0, obs=OLD_OBS, exp=OLD_EXP)])),
+       decision(1, 1, "blocked", ["capacity_stale"], API_OK))
+    ok("differences/undeclared-axis-demand-future-observation-stale",
+       "SPEC 10.1: an observation of that axis from the future is stale too.",
+       request(g, capacities=caps_for(g, extra=[cap("gpu_count", 8, 0, obs=FUTURE_OBS)])),
+       decision(1, 1, "blocked", ["capacity_stale"], API_OK))
+    g0 = copy.deepcopy(g)
+    g0["replica_demands"][3]["per_replica"] = 0
+    ok("differences/undeclared-axis-zero-demand-still-missing",
+       "SPEC 10.1: a demand of 0 per replica on an unobserved axis is still capacity_missing.",
+       request(g0),
+       decision(1, 1, "blocked", ["capacity_missing"], API_OK))
+    ok("differences/undeclared-axis-demand-fresh-is-checked",
+       "SPEC 10.1: with a fresh observation the demand is checked and fits; it adds no evidence entry.",
+       request(g, capacities=caps_for(g, extra=[cap("gpu_count", 8, 0)])),
+       decision(1, 2, "scale_up", ["target_tracking"], API_OK))
+    ok("differences/undeclared-axis-demand-fresh-exhausted",
+       "SPEC 10.1: with a fresh observation and no headroom the demand is capacity_exhausted.",
+       request(g, capacities=caps_for(g, extra=[cap("gpu_count", 8, 8)])),
+       decision(1, 1, "blocked", ["capacity_exhausted"], API_OK))
+    ok("differences/undeclared-axis-demand-missing-allows-scale-down",
+       "SPEC 10.1 applies to growth only: the unobserved demand axis does not stop a scale-down.",
+       request(g, current=3, value=0),
+       decision(3, 2, "scale_down", ["target_tracking"], API_OK))
+    gf = contract("api")
+    gf["replica_demands"].insert(0, {"axis": "gpu_count", "per_replica": 1})
+    ok("differences/undeclared-axis-missing-stops-demand-loop",
+       "SPEC 10.1: a missing demand axis declared first stops the demand loop before an exhausted cpu demand.",
+       request(gf, capacities=caps_for(gf, over={"cpu_milli": dict(reserved=10000)})),
+       decision(1, 1, "blocked", ["capacity_missing"], API_OK))
+    ok("differences/exhausted-demand-stops-before-undeclared-axis",
+       "SPEC 10.1: an exhausted cpu demand declared before the unobserved axis stops the loop first.",
+       request(g, capacities=caps_for(g, over={"cpu_milli": dict(reserved=10000)})),
+       decision(1, 1, "blocked", ["capacity_exhausted"], API_OK))
+    gq = copy.deepcopy(g)
+    gq["quotas"] = [tenant_binding(per_replica=0)]
+    ok("differences/undeclared-axis-missing-then-quota-steps-run",
+       "SPEC 10.1: after the demand loop stops on capacity_missing, the quota steps still run.",
+       request(gq, quotas=[quo("tenant:acme", "tenant", limit=100, used=100)]),
+       decision(1, 1, "blocked", ["capacity_missing", "capacity_exhausted"],
+                [SIG_RR] + API_CAPS + [A("quota", "quota:tenant-acme", "tenant"), SAFE]))
+    qr = copy.deepcopy(_T05["request"])
+    qr["contract"]["replica_demands"].insert(0, {"axis": "gpu_count", "per_replica": 1})
+    ok("differences/undeclared-axis-missing-then-engine-saturated",
+       "SPEC 10.1: after capacity_missing the engine authority step still runs on the t05 reader.",
+       qr, decision(1, 1, "blocked", ["capacity_missing", "engine_authority_saturated"], QR_OK))
+
+    # 10.2: exact integer ceiling at the top of the value range.
+    big = contract("api", policy__max_replicas=10000, policy__scale_up_step=10000, policy__target=E12)
+    for name, value, target, want, desc in [
+        ("ceil-just-below-integer", E15 - 1, E12, 1000, "(10^15 - 1) / 10^12 = 999.999999999999 rounds up to 1000"),
+        ("ceil-just-above-integer", E15, E12 - 1, 1001, "10^15 / (10^12 - 1) = 1000.000001... rounds up to 1001"),
+        ("ceil-one-over-target", E12 + 1, E12, 2, "(10^12 + 1) / 10^12 rounds up to 2"),
+        ("ceil-exact-multiple", 999 * E12, E12, 999, "999 x 10^12 / 10^12 is exactly 999"),
+    ]:
+        c = copy.deepcopy(big)
+        c["policy"]["target"] = target
+        ok("differences/" + name, "SPEC 10.2 exact ceiling: " + desc + ".",
+           request(c, value=value, capacities=big_caps(c)),
+           decision(1, want, "scale_up", ["target_tracking"], API_OK))
+
+    # 10.4: signal values above 10^15; the ppm bound is checked first.
+    bad("differences/signal-value-over-1e15",
+        "SPEC 10.4: a request_rate of 10^15 + 1 is invalid_field.",
+        request("mcp", value=E15 + 1), "invalid_field")
+    bad("differences/ppm-signal-over-1e15-ppm-check-first",
+        "SPEC 10.4: an error_rate_ppm of 10^15 + 1 fails the one-million check first (invalid_observation).",
+        request("mcp", signal=sig("error_rate_ppm", E15 + 1)),
+        "invalid_observation", "must be bounded to one million ppm")
+    bad("differences/gpu-ppm-signal-over-1e15-ppm-check-first",
+        "SPEC 10.4: a gpu_utilization_ppm of 10^15 + 1 fails the one-million check first.",
+        request("media", signal=sig("gpu_utilization_ppm", E15 + 1)),
+        "invalid_observation", "must be bounded to one million ppm")
+
+    # 10.5: at most 64 capacity and 64 quota observations.
+    api_c = contract("api")
+    ok("differences/64-quota-observations-accepted",
+       "SPEC 10.5: 64 quota observations (none bound by the contract) are accepted and ignored.",
+       request(api_c, quotas=[quo("tenant:q%02d" % i, "tenant") for i in range(64)]),
+       decision(1, 2, "scale_up", ["target_tracking"], API_OK))
+    bad("differences/65-quota-observations",
+        "SPEC 10.5: 65 quota observations with distinct quota_refs are invalid_field.",
+        request(api_c, quotas=[quo("tenant:q%02d" % i, "tenant") for i in range(65)]), "invalid_field")
+    axes = ["cpu_milli", "memory_mib", "session_slots"]
+    many = [cap(axes[i % 3], ref="capacity:copy-%02d" % i) for i in range(65)]
+    bad("differences/65-capacity-observations",
+        "SPEC 10.5: 65 capacity observations are invalid_field (the list bound is a shape check, before duplicates).",
+        request(api_c, capacities=many), "invalid_field")
+
+
+# ================================================================ validation/
+
+def group_validation():
+    mcp_r = request("mcp")
+    api_r = request("api")
+    ing_r = request("ingest")
+    qr_r = copy.deepcopy(_T05["request"])
+
+    def v(name, desc, req, code, msg=None):
+        bad("validation/" + name, desc, req, code, msg)
+
+    # SPEC 4.1, in order.
+    v("policy-min-exceeds-max", "min_replicas 5 over max_replicas 4 (current 5).",
+      edits(api_r, [("contract.policy.min_replicas", 5), ("current_replicas", 5)]),
+      "invalid_policy", "min_replicas cannot exceed max_replicas")
+    v("policy-scale-to-zero-needs-min-zero", "allow_scale_to_zero with min_replicas 1.",
+      edits(api_r, [("contract.policy.allow_scale_to_zero", True)]),
+      "invalid_policy", "scale-to-zero requires min_replicas=0")
+    v("policy-scale-up-step-over-max", "scale_up_step 9 over max_replicas 8.",
+      edits(mcp_r, [("contract.policy.scale_up_step", 9)]),
+      "invalid_policy", "scale_up_step cannot exceed max_replicas")
+    v("policy-scale-down-step-over-max", "scale_down_step 5 over max_replicas 4.",
+      edits(api_r, [("contract.policy.scale_down_step", 5)]),
+      "invalid_policy", "scale_down_step cannot exceed max_replicas")
+    # SPEC 4.2 parts.
+    v("quota-provider-multiplicative", "A provider-global binding declared multiplicative.",
+      edits(mcp_r, [("contract.quotas[0].multiplicative", True)]),
+      "invalid_contract", "provider-global quota cannot be multiplied per replica")
+    v("quota-provider-zero-demand", "A provider-global binding with per_replica 0.",
+      edits(mcp_r, [("contract.quotas[0].per_replica", 0)]),
+      "invalid_contract", "provider-global quota requires a declared per-replica demand")
+    v("partition-without-partitions", "partitioned with partitions_per_replica 0.",
+      edits(ing_r, [("contract.partition_lease.partitions_per_replica", 0)]),
+      "invalid_contract", "partitioned surfaces require partitions_per_replica")
+    v("lease-without-ttl", "lease_required with lease_ttl_s 0.",
+      edits(ing_r, [("contract.partition_lease.lease_ttl_s", 0)]),
+      "invalid_contract", "leased surfaces require a TTL and fencing")
+    v("lease-without-fencing", "lease_required without fencing (on api_gateway, which needs no lease).",
+      edits(api_r, [("contract.partition_lease", {"lease_required": True, "lease_ttl_s": 30})]),
+      "invalid_contract", "leased surfaces require a TTL and fencing")
+    v("fencing-without-lease", "fencing_required without lease_required.",
+      edits(api_r, [("contract.partition_lease", {"fencing_required": True})]),
+      "invalid_contract", "fencing cannot be declared without leases")
+    v("externalized-without-store", "externalized continuity with no store reference.",
+      edits(mcp_r, [("contract.continuity.external_store_ref", DEL)]),
+      "invalid_contract", "externalized continuity requires a store reference")
+    v("externalized-null-store", "externalized continuity with external_store_ref null.",
+      edits(mcp_r, [("contract.continuity.external_store_ref", None)]),
+      "invalid_contract", "externalized continuity requires a store reference")
+    v("session-affine-with-store", "session_affine continuity declaring a store reference.",
+      edits(mcp_r, [("contract.continuity.mode", "session_affine")]),
+      "invalid_contract", "only externalized continuity may declare a store reference")
+    v("stateless-blocking-on-sessions", "stateless continuity with block_scale_down_with_active true.",
+      edits(api_r, [("contract.continuity.block_scale_down_with_active", True)]),
+      "invalid_contract", "stateless continuity cannot block scale-down on active sessions")
+    v("stateless-default-blocks-on-sessions", "stateless continuity leaving block_scale_down_with_active at its default true.",
+      edits(api_r, [("contract.continuity", {"mode": "stateless"})]),
+      "invalid_contract", "stateless continuity cannot block scale-down on active sessions")
+    # SPEC 4.3 contract checks.
+    v("duplicate-allowed-signal", "request_rate listed twice in allowed_signals.",
+      edits(mcp_r, [("contract.allowed_signals[7]", "request_rate")]),
+      "invalid_contract", "allowed signal names must be unique")
+    v("duplicate-required-axis", "cpu_milli listed twice in required_capacity_axes.",
+      edits(mcp_r, [("contract.required_capacity_axes[4]", "cpu_milli")]),
+      "invalid_contract", "required capacity axes must be unique")
+    v("signal-outside-profile", "queue_depth in an mcp_gateway contract's allowed_signals.",
+      edits(mcp_r, [("contract.allowed_signals[7]", "queue_depth")]),
+      "invalid_contract", "mcp_gateway contract declares a signal outside its allowed vocabulary")
+    v("empty-allowed-signals", "An empty allowed_signals list (check 3 runs before check 4).",
+      edits(api_r, [("contract.allowed_signals", [])]),
+      "invalid_contract", "api_gateway contract declares a signal outside its allowed vocabulary")
+    v("target-signal-not-allowed", "target_signal p95_latency_ms not in allowed_signals.",
+      edits(api_r, [("contract.allowed_signals", ["request_rate", "in_flight"]),
+                    ("contract.policy.target_signal", "p95_latency_ms")]),
+      "invalid_contract", "target_signal must be in allowed_signals")
+    v("required-axis-omitted", "mcp_gateway without continuity_slots in required_capacity_axes (its demand kept).",
+      edits(mcp_r, [("contract.required_capacity_axes", ["cpu_milli", "memory_mib", "session_slots"])]),
+      "invalid_contract", "mcp_gateway contract omitted a required hard capacity axis")
+    v("engine-axis-omitted-from-required", "query_reader without fsync_iops among its hard axes: check 5 fires before check 6.",
+      edits(qr_r, [("contract.required_capacity_axes",
+                    ["cpu_milli", "memory_mib", "read_admission_slots", "engine_bytes"])]),
+      "invalid_contract", "query_reader contract omitted a required hard capacity axis")
+    v("duplicate-engine-axis", "fsync_iops listed twice in engine_authority_axes.",
+      edits(qr_r, [("contract.engine_authority_axes[3]", "fsync_iops")]),
+      "invalid_contract", "engine authority axes must be unique")
+    v("engine-axes-omitted", "query_reader with engine_authority_axes left empty (never filled in).",
+      edits(qr_r, [("contract.engine_authority_axes", DEL)]),
+      "invalid_contract", "engine_authority_axes must match the surface profile")
+    v("engine-axes-subset", "query_reader declaring only two of its three engine axes.",
+      edits(qr_r, [("contract.engine_authority_axes", ["engine_bytes", "fsync_iops"])]),
+      "invalid_contract", "engine_authority_axes must match the surface profile")
+    v("engine-axes-on-surface-without", "api_gateway declaring an engine authority axis.",
+      edits(api_r, [("contract.engine_authority_axes", ["cpu_milli"])]),
+      "invalid_contract", "engine_authority_axes must match the surface profile")
+    v("continuity-mode-unsupported", "api_gateway with session_affine continuity.",
+      edits(api_r, [("contract.continuity", {"mode": "session_affine"})]),
+      "invalid_contract", "api_gateway does not support continuity mode session_affine")
+    v("continuity-mode-stateless-unsupported", "graphos_gateway with stateless continuity.",
+      edits(request("graphos"), [("contract.continuity", STATELESS)]),
+      "invalid_contract", "graphos_gateway does not support continuity mode stateless")
+    v("partition-lease-required", "ingest_worker with the default (absent) partition_lease.",
+      edits(ing_r, [("contract.partition_lease", DEL)]),
+      "invalid_contract", "ingest_worker requires partition and fenced lease contracts")
+    v("partition-without-lease", "dispatch_worker partitioned but not leased.",
+      edits(request("dispatch"), [("contract.partition_lease", {"partitioned": True, "partitions_per_replica": 2})]),
+      "invalid_contract", "dispatch_worker requires partition and fenced lease contracts")
+    v("duplicate-demand-axis", "Two replica demands on cpu_milli.",
+      edits(api_r, [("contract.replica_demands[3]", {"axis": "cpu_milli", "per_replica": 5})]),
+      "invalid_contract", "replica demand axes must be unique")
+    v("required-axis-without-demand", "session_slots required without a replica demand.",
+      edits(api_r, [("contract.replica_demands", [{"axis": "cpu_milli", "per_replica": 10},
+                                                  {"axis": "memory_mib", "per_replica": 10}])]),
+      "invalid_contract", "every required capacity axis needs a per-replica demand")
+    v("duplicate-quota-binding", "Two bindings with quota_ref provider:llm.",
+      edits(mcp_r, [("contract.quotas[1]", {"quota_ref": "provider:llm", "axis": "provider_global_quota",
+                                            "scope": "provider_global", "per_replica": 5})]),
+      "invalid_contract", "quota bindings must be unique")
+    v("provider-binding-required", "mcp_gateway with no quota bindings.",
+      edits(mcp_r, [("contract.quotas", DEL)]),
+      "invalid_contract", "mcp_gateway requires one provider-global quota binding")
+    v("provider-binding-required-tenant-only", "connector_pool with only a tenant binding.",
+      edits(request("connector"), [("contract.quotas[0].scope", "tenant")]),
+      "invalid_contract", "connector_pool requires one provider-global quota binding")
+    v("provider-binding-unsupported-axis", "mcp_gateway's provider-global binding on cpu_milli.",
+      edits(mcp_r, [("contract.quotas[0].axis", "cpu_milli")]),
+      "invalid_contract", "mcp_gateway provider quota binding has an unsupported axis")
+    v("provider-binding-axis-of-other-profile", "mcp_gateway's provider-global binding on upstream_rate (a connector_pool axis).",
+      edits(mcp_r, [("contract.quotas[0].axis", "upstream_rate")]),
+      "invalid_contract", "mcp_gateway provider quota binding has an unsupported axis")
+
+    # SPEC 5 observation checks.
+    for kind, path in [("signal", "signal"), ("capacity", "capacities[1]"), ("quota", "quotas[0]"),
+                       ("continuity", "continuity"), ("safety", "safety")]:
+        v(kind + "-expires-equal-observed", "A %s observation with expires_at == observed_at." % kind,
+          edits(mcp_r, [(path + ".expires_at", T_OBS)]),
+          "invalid_observation", "expires_at must follow observed_at")
+    v("signal-expires-before-observed", "A signal expiring before it was observed.",
+      edits(mcp_r, [("signal.expires_at", "2026-08-19T11:58:59.999999Z")]),
+      "invalid_observation", "expires_at must follow observed_at")
+    v("signal-negative", "A negative signal value.", edits(mcp_r, [("signal.value", -1)]),
+      "invalid_observation", "scale signal values must be finite non-negative integers")
+    v("error-rate-ppm-over-million", "error_rate_ppm of 1000001.",
+      request("mcp", signal=sig("error_rate_ppm", 1000001)),
+      "invalid_observation", "error_rate_ppm must be bounded to one million ppm")
+    v("gpu-ppm-over-million", "gpu_utilization_ppm of 1000001.",
+      request("media", signal=sig("gpu_utilization_ppm", 1000001)),
+      "invalid_observation", "gpu_utilization_ppm must be bounded to one million ppm")
+    v("capacity-used-over-reserved", "capacity used 1001 over reserved 1000.",
+      edits(mcp_r, [("capacities[0].used", 1001)]),
+      "invalid_observation", "capacity must satisfy used <= reserved <= allocatable")
+    v("capacity-reserved-over-allocatable", "capacity reserved 10001 over allocatable 10000.",
+      edits(mcp_r, [("capacities[2].reserved", 10001)]),
+      "invalid_observation", "capacity must satisfy used <= reserved <= allocatable")
+    v("quota-used-over-limit", "quota used 101 over limit 100.", edits(mcp_r, [("quotas[0].used", 101)]),
+      "invalid_observation", "quota usage cannot exceed its limit")
+    v("safety-overloaded-without-reason", "overloaded without a reason_ref.",
+      edits(mcp_r, [("safety.overloaded", True)]),
+      "invalid_observation", "overload and noisy-neighbor evidence require a reason reference")
+    v("safety-noisy-neighbor-null-reason", "noisy_neighbor with reason_ref null.",
+      edits(mcp_r, [("safety.noisy_neighbor", True), ("safety.reason_ref", None)]),
+      "invalid_observation", "overload and noisy-neighbor evidence require a reason reference")
+    v("unused-safety-still-checked", "safety_required false: a supplied overloaded observation without reason_ref is still an error.",
+      edits(api_r, [("contract.safety_required", False), ("safety.overloaded", True)]),
+      "invalid_observation", "overload and noisy-neighbor evidence require a reason reference")
+    v("unused-continuity-still-checked", "stateless: a supplied continuity observation with expires_at == observed_at is still an error.",
+      edits(api_r, [("continuity", cont(exp=T_OBS))]),
+      "invalid_observation", "expires_at must follow observed_at")
+    v("unused-capacity-still-checked", "A capacity observation on an unnamed axis is still checked.",
+      edits(api_r, [("capacities[3]", cap("gpu_count", 8, 9, 0))]),
+      "invalid_observation", "capacity must satisfy used <= reserved <= allocatable")
+    v("unused-quota-still-checked", "A quota observation no binding names is still checked.",
+      edits(api_r, [("quotas[0]", quo("tenant:other", "tenant", limit=10, used=11))]),
+      "invalid_observation", "quota usage cannot exceed its limit")
+
+    # SPEC 1 strictness: all invalid_field.
+    def f(name, desc, req):
+        v(name, desc, req, "invalid_field")
+    f("unknown-top-level-field", "An unknown top-level field.", edits(mcp_r, [("extra", 1)]))
+    f("unknown-contract-field", "An unknown contract field.", edits(mcp_r, [("contract.owner", "team")]))
+    f("unknown-policy-field", "An unknown policy field.", edits(mcp_r, [("contract.policy.cooldown_s", 0)]))
+    f("unknown-demand-field", "An unknown replica demand field.", edits(mcp_r, [("contract.replica_demands[0].unit", "m")]))
+    f("unknown-binding-field", "An unknown quota binding field.", edits(mcp_r, [("contract.quotas[0].limit", 100)]))
+    f("unknown-partition-lease-field", "An unknown partition_lease field.",
+      edits(ing_r, [("contract.partition_lease.shards", 1)]))
+    f("unknown-continuity-contract-field", "An unknown continuity contract field.",
+      edits(mcp_r, [("contract.continuity.ttl", 1)]))
+    f("unknown-signal-field", "An unknown signal observation field.", edits(mcp_r, [("signal.unit", "rps")]))
+    f("unknown-capacity-field", "An unknown capacity observation field.", edits(mcp_r, [("capacities[0].free", 1)]))
+    f("unknown-quota-field", "An unknown quota observation field.", edits(mcp_r, [("quotas[0].axis", "provider_global_quota")]))
+    f("unknown-continuity-field", "An unknown continuity observation field.", edits(mcp_r, [("continuity.mode", "externalized")]))
+    f("unknown-safety-field", "An unknown safety observation field.", edits(mcp_r, [("safety.severity", 1)]))
+    f("float-current-replicas", "current_replicas 1.0 is a float.", edits(mcp_r, [("current_replicas", 1.0)]))
+    f("float-target", "policy.target 100.0 is a float.", edits(mcp_r, [("contract.policy.target", 100.0)]))
+    f("float-signal-value", "signal value 250.0 is a float.", edits(mcp_r, [("signal.value", 250.0)]))
+    f("float-allocatable", "allocatable 10000.5 is a float.", edits(mcp_r, [("capacities[0].allocatable", 10000.5)]))
+    f("bool-current-replicas", "current_replicas true is a boolean, not 1.", edits(mcp_r, [("current_replicas", True)]))
+    f("bool-per-replica", "per_replica false is a boolean, not 0.", edits(mcp_r, [("contract.replica_demands[0].per_replica", False)]))
+    f("bool-signal-value", "signal value true is a boolean.", edits(mcp_r, [("signal.value", True)]))
+    f("int-allow-scale-to-zero", "allow_scale_to_zero 0 is an integer, not false.",
+      edits(mcp_r, [("contract.policy.allow_scale_to_zero", 0)]))
+    f("int-safety-required", "safety_required 1 is an integer, not true.", edits(mcp_r, [("contract.safety_required", 1)]))
+    f("int-continuity-ready", "continuity ready 1 is an integer.", edits(mcp_r, [("continuity.ready", 1)]))
+    f("int-safety-overloaded", "safety overloaded 0 is an integer.", edits(mcp_r, [("safety.overloaded", 0)]))
+    f("int-multiplicative", "multiplicative 0 on a binding is an integer.", edits(mcp_r, [("contract.quotas[0].multiplicative", 0)]))
+    f("null-capacities", "capacities may be omitted, not null.", edits(mcp_r, [("capacities", None)]))
+    f("null-quotas", "quotas may be omitted, not null.", edits(mcp_r, [("quotas", None)]))
+    f("null-contract-quotas", "contract.quotas may be omitted, not null.", edits(api_r, [("contract.quotas", None)]))
+    f("null-partition-lease", "partition_lease may be omitted, not null.", edits(api_r, [("contract.partition_lease", None)]))
+    f("null-engine-axes", "engine_authority_axes may be omitted, not null.", edits(api_r, [("contract.engine_authority_axes", None)]))
+    f("null-contract-id", "contract_id may be omitted, not null.", edits(mcp_r, [("contract.contract_id", None)]))
+    f("null-contract-digest", "contract_digest may be omitted, not null.", edits(mcp_r, [("contract.contract_digest", None)]))
+    f("null-min-replicas", "policy.min_replicas null (it has a default, but null is not allowed).",
+      edits(mcp_r, [("contract.policy.min_replicas", None)]))
+    f("null-safety-required", "safety_required null.", edits(mcp_r, [("contract.safety_required", None)]))
+    f("null-unit-ref", "unit_ref null.", edits(mcp_r, [("contract.unit_ref", None)]))
+    f("null-signal-value", "signal value null.", edits(mcp_r, [("signal.value", None)]))
+    f("null-source-digest", "source_digest null.", edits(mcp_r, [("capacities[0].source_digest", None)]))
+    f("null-now", "now null.", edits(mcp_r, [("now", None)]))
+    f("null-current-replicas", "current_replicas null.", edits(mcp_r, [("current_replicas", None)]))
+    f("null-contract", "contract null.", edits(mcp_r, [("contract", None)]))
+    f("missing-contract", "No contract.", edits(mcp_r, [("contract", DEL)]))
+    f("missing-current-replicas", "No current_replicas.", edits(mcp_r, [("current_replicas", DEL)]))
+    f("missing-now", "No now.", edits(mcp_r, [("now", DEL)]))
+    f("missing-unit-ref", "No unit_ref.", edits(mcp_r, [("contract.unit_ref", DEL)]))
+    f("missing-surface", "No surface.", edits(mcp_r, [("contract.surface", DEL)]))
+    f("missing-policy", "No policy.", edits(mcp_r, [("contract.policy", DEL)]))
+    f("missing-target", "No policy.target.", edits(mcp_r, [("contract.policy.target", DEL)]))
+    f("missing-target-signal", "No policy.target_signal.", edits(mcp_r, [("contract.policy.target_signal", DEL)]))
+    f("missing-allowed-signals", "No allowed_signals.", edits(mcp_r, [("contract.allowed_signals", DEL)]))
+    f("missing-required-axes", "No required_capacity_axes.", edits(mcp_r, [("contract.required_capacity_axes", DEL)]))
+    f("missing-replica-demands", "No replica_demands.", edits(mcp_r, [("contract.replica_demands", DEL)]))
+    f("missing-continuity-contract", "No contract continuity.", edits(mcp_r, [("contract.continuity", DEL)]))
+    f("missing-continuity-mode", "No continuity mode.", edits(mcp_r, [("contract.continuity.mode", DEL)]))
+    f("missing-demand-per-replica", "A replica demand without per_replica.", edits(mcp_r, [("contract.replica_demands[0].per_replica", DEL)]))
+    f("missing-binding-scope", "A quota binding without scope.", edits(mcp_r, [("contract.quotas[0].scope", DEL)]))
+    f("missing-signal-source-digest", "A signal without source_digest.", edits(mcp_r, [("signal.source_digest", DEL)]))
+    f("missing-signal-observed-at", "A signal without observed_at.", edits(mcp_r, [("signal.observed_at", DEL)]))
+    f("missing-capacity-used", "A capacity observation without used.", edits(mcp_r, [("capacities[0].used", DEL)]))
+    f("missing-quota-scope", "A quota observation without scope.", edits(mcp_r, [("quotas[0].scope", DEL)]))
+    f("missing-continuity-ready", "A continuity observation without ready.", edits(mcp_r, [("continuity.ready", DEL)]))
+    f("missing-safety-noisy-neighbor", "A safety observation without noisy_neighbor.", edits(mcp_r, [("safety.noisy_neighbor", DEL)]))
+    f("missing-safety-source-ref", "A safety observation without source_ref.", edits(mcp_r, [("safety.source_ref", DEL)]))
+    f("request-not-an-object", "The request is a JSON array.", [mcp_r])
+    f("contract-not-an-object", "The contract is a string.", edits(mcp_r, [("contract", "scale-unit:x")]))
+    f("allowed-signals-not-a-list", "allowed_signals is a string.", edits(mcp_r, [("contract.allowed_signals", "request_rate")]))
+    f("capacities-not-a-list", "capacities is an object.", edits(mcp_r, [("capacities", {})]))
+    f("current-replicas-string", "current_replicas is the string \"1\".", edits(mcp_r, [("current_replicas", "1")]))
+    f("unit-ref-number", "unit_ref is a number.", edits(mcp_r, [("contract.unit_ref", 7)]))
+    f("signal-not-an-object", "signal is a list.", edits(mcp_r, [("signal", [])]))
+    f("unknown-surface", "surface web_gateway is outside SurfaceKind.", edits(mcp_r, [("contract.surface", "web_gateway")]))
+    f("enum-wrong-case", "target_signal Request_Rate: enums are lower snake_case.",
+      edits(mcp_r, [("contract.policy.target_signal", "Request_Rate")]))
+    f("unknown-signal-kind", "A signal observation of kind cpu.", edits(mcp_r, [("signal.signal", "cpu")]))
+    f("unknown-capacity-axis", "A capacity observation on axis disk_iops.", edits(mcp_r, [("capacities[0].axis", "disk_iops")]))
+    f("unknown-quota-scope", "A quota observation of scope global.", edits(mcp_r, [("quotas[0].scope", "global")]))
+    f("unknown-continuity-mode", "Continuity mode sticky.", edits(mcp_r, [("contract.continuity.mode", "sticky")]))
+    f("unknown-allowed-signal", "allowed_signals containing cpu_load.", edits(mcp_r, [("contract.allowed_signals[7]", "cpu_load")]))
+    f("schema-version-2", "schema_version \"2\".", edits(mcp_r, [("contract.schema_version", "2")]))
+    f("schema-version-integer", "schema_version 1 as an integer.", edits(mcp_r, [("contract.schema_version", 1)]))
+
+    # Accepted boundaries of the same rules.
+    ok("validation/schema-version-explicit", "schema_version \"1\" written out is accepted.",
+       edits(mcp_r, [("contract.schema_version", "1")]), decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("validation/optional-nulls-accepted",
+       "null is accepted on last_action_at and on the optional observations of a stateless unit.",
+       request("api", continuity=None, last_action_at=None),
+       decision(1, 2, "scale_up", ["target_tracking"], API_OK))
+
+
+# ================================================================ errors/
+
+def group_errors():
+    mcp_r = request("mcp")
+    api_r = request("api")
+
+    # invalid_json: exact request text (request_json).
+    text = json.dumps(api_r)
+    assert json.loads(text) == api_r
+
+    def j(name, desc, t, code="invalid_json"):
+        bad_text("errors/" + name, desc, t, code)
+    j("json-duplicate-key-in-contract", "A duplicate key (surface, same value twice) inside the contract.",
+      replace_once(text, '"surface": "api_gateway"', '"surface": "api_gateway", "surface": "api_gateway"'))
+    j("json-duplicate-key-top-level", "current_replicas given twice at the top level.",
+      replace_once(text, '"current_replicas": 1', '"current_replicas": 1, "current_replicas": 2'))
+    j("json-duplicate-key-in-observation", "value given twice in the signal observation.",
+      replace_once(text, '"value": 250', '"value": 250, "value": 0'))
+    j("json-trailing-garbage", "Valid request text followed by garbage.", text + " x")
+    j("json-trailing-second-document", "Valid request text followed by a second document.", text + "{}")
+    j("json-truncated", "The request text cut off in the middle.", text[: len(text) // 2])
+    j("json-truncated-last-brace", "The request text missing its final brace.", text[:-1])
+    j("json-empty-document", "An empty document.", "")
+    j("json-nan", "NaN as the signal value.", replace_once(text, '"value": 250', '"value": NaN'))
+    j("json-infinity", "Infinity as the signal value.", replace_once(text, '"value": 250', '"value": Infinity'))
+    j("json-byte-order-mark", "A byte-order mark before the document.", "\ufeff" + text)
+    j("json-single-quoted-string", "A single-quoted string.",
+      replace_once(text, '"now": "2026-08-19T12:00:00Z"', "\"now\": '2026-08-19T12:00:00Z'"))
+    j("json-trailing-comma", "A trailing comma in a list.",
+      replace_once(text, '"error_rate_ppm"]', '"error_rate_ppm",]'))
+    j("json-float-exponent-is-field-error", "1e3 is valid JSON but a float: invalid_field, not invalid_json.",
+      replace_once(text, '"value": 250', '"value": 1e3'), "invalid_field")
+    j("json-float-point-zero-is-field-error", "1.0 written as text is a float: invalid_field.",
+      replace_once(text, '"current_replicas": 1', '"current_replicas": 1.0'), "invalid_field")
+
+    # invalid_ref / credential_in_ref.
+    def r(name, desc, req, code, msg):
+        bad("errors/" + name, desc, req, code, msg)
+    REF = "must be a bounded opaque reference"
+    CRED = "must not contain credentials or raw payloads"
+    r("ref-257-chars", "A 257-character unit_ref is over the 256-character bound.",
+      edits(api_r, [("contract.unit_ref", "u" * 257)]), "invalid_ref", REF)
+    r("ref-empty", "An empty source_ref.", edits(api_r, [("signal.source_ref", "")]), "invalid_ref", REF)
+    r("ref-leading-dash", "A ref must start with a letter or digit.",
+      edits(api_r, [("capacities[0].source_ref", "-capacity:cpu")]), "invalid_ref", REF)
+    r("ref-with-space", "A quota_ref with a space.",
+      edits(mcp_r, [("quotas[0].quota_ref", "provider llm")]), "invalid_ref", REF)
+    r("ref-binding-with-hash", "A binding quota_ref with '#'.",
+      edits(mcp_r, [("contract.quotas[0].quota_ref", "provider#llm")]), "invalid_ref", REF)
+    r("ref-store-with-space", "An external_store_ref with a space.",
+      edits(mcp_r, [("contract.continuity.external_store_ref", "store:my sessions")]), "invalid_ref", REF)
+    r("ref-reason-leading-hash", "A reason_ref starting with '#'.",
+      edits(mcp_r, [("safety.reason_ref", "#incident")]), "invalid_ref", REF)
+    r("ref-non-ascii", "A source_ref with a non-ASCII letter.",
+      edits(mcp_r, [("continuity.source_ref", "continuit\u00e9:sessions")]), "invalid_ref", REF)
+    r("ref-pattern-before-credential", "token=abc fails the ref pattern ('=') before the credential rule.",
+      edits(mcp_r, [("signal.source_ref", "metrics:token=abc")]), "invalid_ref", REF)
+    for name, path, value in [
+        ("unit-ref-password", "contract.unit_ref", "unit:password-vault"),
+        ("source-ref-bearer-mixed-case", "signal.source_ref", "metrics:BeArEr-abc"),
+        ("source-ref-token-colon", "capacities[0].source_ref", "capacity:token:abc"),
+        ("quota-ref-api-key", "quotas[0].quota_ref", "provider:api_key-1"),
+        ("binding-ref-apikey", "contract.quotas[0].quota_ref", "provider:apikey"),
+        ("store-ref-secret", "contract.continuity.external_store_ref", "store:Secret-sessions"),
+        ("reason-ref-cookie", "safety.reason_ref", "incident:cookie-dump"),
+        ("source-ref-passwd", "continuity.source_ref", "continuity:passwd"),
+        ("source-ref-authorization", "quotas[0].source_ref", "quota:authorization"),
+        ("source-ref-private-key", "safety.source_ref", "safety:private-key"),
+        ("source-ref-privatekey", "capacities[1].source_ref", "capacity:PRIVATEKEY"),
+        ("source-ref-raw-body", "signal.source_ref", "logs:raw_body"),
+        ("source-ref-raw-span", "capacities[2].source_ref", "trace:raw-span"),
+        ("source-ref-raw-log", "capacities[3].source_ref", "logs:RAWLOG"),
+    ]:
+        r("credential-" + name, "credential_in_ref: %s = %s." % (path, value),
+          edits(mcp_r, [(path, value)]), "credential_in_ref", CRED)
+    r("credential-unused-reason-ref", "A credential in the reason_ref of an ignored safety observation is still an error.",
+      edits(api_r, [("contract.safety_required", False), ("safety.reason_ref", "incident:token:x")]),
+      "credential_in_ref", CRED)
+
+    # invalid_digest.
+    good = DIG["metrics:request_rate"]
+    for name, path, value in [
+        ("upper-case-hex", "signal.source_digest", "sha256:" + good[7:].upper()),
+        ("upper-case-prefix", "signal.source_digest", "SHA256:" + good[7:]),
+        ("no-prefix", "capacities[0].source_digest", good[7:]),
+        ("63-hex-digits", "quotas[0].source_digest", good[:-1]),
+        ("65-hex-digits", "continuity.source_digest", good + "0"),
+        ("non-hex", "safety.source_digest", "sha256:" + "g" * 64),
+        ("other-algorithm", "signal.source_digest", "sha512:" + good[7:]),
+    ]:
+        r("digest-" + name, "invalid_digest: %s is %s." % (path, name.replace("-", " ")),
+          edits(mcp_r, [(path, value)]), "invalid_digest", None)
+
+    # invalid_time.
+    AWARE = "must be timezone-aware"
+    RANGE = "is outside the supported time range"
+    for name, path, value, msg in [
+        ("now-without-offset", "now", "2026-08-19T12:00:00", AWARE),
+        ("observed-at-without-offset", "signal.observed_at", "2026-08-19T11:59:00.5", AWARE),
+        ("last-action-without-offset", "last_action_at", "2026-08-19T11:00:00", AWARE),
+        ("now-year-1999", "now", "1999-12-31T23:59:59Z", RANGE),
+        ("expires-year-2301", "capacities[0].expires_at", "2301-01-01T00:00:00Z", RANGE),
+        ("now-utc-1999-after-offset", "now", "2000-01-01T00:30:00+01:00", RANGE),
+        ("expires-utc-2301-after-offset", "signal.expires_at", "2300-12-31T23:30:00-01:00", RANGE),
+        ("last-action-year-1970", "last_action_at", "1970-01-01T00:00:00Z", RANGE),
+        ("feb-29-non-leap", "now", "2026-02-29T12:00:00Z", None),
+        ("feb-29-century-non-leap", "last_action_at", "2100-02-29T00:00:00Z", None),
+        ("april-31", "signal.observed_at", "2026-04-31T00:00:00Z", None),
+        ("month-13", "now", "2026-13-19T12:00:00Z", None),
+        ("month-00", "now", "2026-00-19T12:00:00Z", None),
+        ("day-00", "now", "2026-08-00T12:00:00Z", None),
+        ("hour-24", "now", "2026-08-19T24:00:00Z", None),
+        ("minute-60", "now", "2026-08-19T12:60:00Z", None),
+        ("second-60", "now", "2026-08-19T12:00:60Z", None),
+        ("seven-fraction-digits", "now", "2026-08-19T12:00:00.0000001Z", None),
+        ("empty-fraction", "now", "2026-08-19T12:00:00.Z", None),
+        ("lower-case-t", "now", "2026-08-19t12:00:00Z", None),
+        ("lower-case-z", "now", "2026-08-19T12:00:00z", None),
+        ("space-separator", "now", "2026-08-19 12:00:00Z", None),
+        ("offset-hour-24", "now", "2026-08-19T12:00:00+24:00", None),
+        ("offset-minute-60", "now", "2026-08-19T12:00:00+05:60", None),
+        ("offset-without-colon", "now", "2026-08-19T12:00:00+0200", None),
+        ("date-only", "now", "2026-08-19", None),
+        ("no-seconds", "now", "2026-08-19T12:00Z", None),
+        ("empty-string", "expires_at", "", None),
+    ]:
+        target = mcp_r if not path.startswith("last_action_at") else request("mcp", last_action_at=NOW)
+        if path == "expires_at":
+            path = "safety.expires_at"
+        r("time-" + name, "invalid_time: %s = %r." % (path, value),
+          edits(target, [(path, value)]), "invalid_time", msg)
+    r("time-now-integer", "A non-string now is invalid_field, not invalid_time.",
+      edits(mcp_r, [("now", 1787140800)]), "invalid_field", None)
+    r("time-last-action-integer", "A non-string last_action_at is invalid_field.",
+      edits(mcp_r, [("last_action_at", 0)]), "invalid_field", None)
+    r("time-observed-at-object", "A non-string observed_at is invalid_field.",
+      edits(mcp_r, [("signal.observed_at", {})]), "invalid_field", None)
+
+    # duplicate_observation.
+    r("duplicate-capacity-axis", "Two capacity observations on cpu_milli.",
+      edits(mcp_r, [("capacities[4]", cap("cpu_milli", ref="capacity:cpu-second"))]),
+      "duplicate_observation", "duplicate capacity axis observation")
+    r("duplicate-capacity-unnamed-axis", "Two capacity observations on gpu_count, an axis the contract does not name.",
+      edits(mcp_r, [("capacities[4]", cap("gpu_count")), ("capacities[5]", cap("gpu_count", ref="capacity:gpu-2"))]),
+      "duplicate_observation", "duplicate capacity axis observation")
+    r("duplicate-quota-ref", "Two quota observations for provider:llm.",
+      edits(mcp_r, [("quotas[1]", quo(ref="quota:provider-llm-2"))]),
+      "duplicate_observation", "duplicate quota observation")
+    r("duplicate-quota-ref-different-scopes", "Two observations of an unbound quota_ref with different scopes.",
+      edits(mcp_r, [("quotas[1]", quo("tenant:x", "tenant")), ("quotas[2]", quo("tenant:x", "unit", ref="quota:x-2"))]),
+      "duplicate_observation", "duplicate quota observation")
+
+    # replicas_out_of_bounds.
+    r("replicas-negative", "current_replicas -1.", edits(mcp_r, [("current_replicas", -1)]),
+      "replicas_out_of_bounds", "current_replicas is outside bounds")
+    r("replicas-10001", "current_replicas 10001 is over MAX_REPLICAS.", edits(mcp_r, [("current_replicas", 10001)]),
+      "replicas_out_of_bounds", "current_replicas is outside bounds")
+    r("replicas-1e15", "current_replicas 10^15.", edits(mcp_r, [("current_replicas", E15)]),
+      "replicas_out_of_bounds", "current_replicas is outside bounds")
+    r("replicas-below-min", "current_replicas 1 under min_replicas 2.",
+      edits(mcp_r, [("contract.policy.min_replicas", 2)]),
+      "replicas_out_of_bounds", "current_replicas is below the contract floor")
+    r("replicas-zero-below-min", "current_replicas 0 under the default min_replicas 1.",
+      edits(api_r, [("current_replicas", 0)]),
+      "replicas_out_of_bounds", "current_replicas is below the contract floor")
+
+
+def write_all():
+    for g in GROUPS:
+        d = os.path.join(ROOT, g)
+        os.makedirs(d, exist_ok=True)
+        for name in os.listdir(d):
+            if name.endswith(".json"):
+                os.remove(os.path.join(d, name))
+    counts = {}
+    for v in VECTORS:
+        v = seal.seal(v)
+        group, name = v["id"].split("/", 1)
+        with open(os.path.join(ROOT, group, name + ".json"), "w", encoding="utf-8") as fh:
+            fh.write(seal.dump(v))
+        counts[group] = counts.get(group, 0) + 1
+    for g in GROUPS:
+        print("%-12s %d" % (g, counts.get(g, 0)))
+    print("%-12s %d" % ("total", len(VECTORS)))
+
+
+def main():
+    for build in (group_validation, group_errors, group_signal, group_capacity, group_quota,
+                  group_continuity, group_safety, group_cooldown, group_zero, group_bounds,
+                  group_identity, group_differences):
+        build()
+    write_all()
+
+
+if __name__ == "__main__":
+    main()
