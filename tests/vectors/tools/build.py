@@ -1829,6 +1829,17 @@ def group_validation():
     # Accepted boundaries of the same rules.
     ok("validation/schema-version-explicit", "schema_version \"1\" written out is accepted.",
        edits(mcp_r, [("contract.schema_version", "1")]), decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("validation/ref-256-chars-accepted", "A unit_ref of exactly 256 characters is a valid ref.",
+       edits(mcp_r, [("contract.unit_ref", "u" * 256)]), decision(1, 3, "scale_up", ["target_tracking"], MCP_OK))
+    ok("validation/ref-all-allowed-characters", "A source_ref using every allowed punctuation character is valid.",
+       request("mcp", signal=sig(ref="Metrics.v2_rate:eu/west@1+canary-a")),
+       decision(1, 3, "scale_up", ["target_tracking"],
+                [A("signal", "Metrics.v2_rate:eu/west@1+canary-a", "request_rate")] + MCP_CAPS + [Q_LLM, C_EXT, SAFE]))
+    ok("validation/ref-token-without-separator-accepted",
+       "token not followed by = or : is not a credential: metrics:tokenizer-rate is a valid ref.",
+       request("mcp", signal=sig(ref="metrics:tokenizer-rate")),
+       decision(1, 3, "scale_up", ["target_tracking"],
+                [A("signal", "metrics:tokenizer-rate", "request_rate")] + MCP_CAPS + [Q_LLM, C_EXT, SAFE]))
     ok("validation/optional-nulls-accepted",
        "null is accepted on last_action_at and on the optional observations of a stateless unit.",
        request("api", continuity=None, last_action_at=None),
