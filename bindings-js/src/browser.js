@@ -1,0 +1,24 @@
+// The browser (and default) entry: fetches the core module beside the package. No Node API.
+import { createApi, instantiateEvaluator } from './facade.js';
+
+export { ScaleUnitsError } from './error.js';
+
+async function fetchCore(name) {
+  const response = await fetch(new URL(`../generated/${name}`, import.meta.url));
+  if (!response.ok) throw new Error(`scale-units: fetching ${name} failed with HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+const api = createApi(await instantiateEvaluator(fetchCore));
+
+export const {
+  componentDigest,
+  evaluate,
+  evaluateJson,
+  evaluateTyped,
+  validateContract,
+  validateContractJson,
+  explain,
+  surfaceProfile,
+  info,
+} = api;

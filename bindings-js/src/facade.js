@@ -1,0 +1,214 @@
+// The hand-written face over the jco output in generated/. It converts and reports; every rule of
+// the SPEC lives in the component.
+import { instantiate } from '../generated/evaluator.js';
+import { MANIFEST } from '../generated/manifest.js';
+import { SCHEMA } from '../generated/schema.js';
+import { ScaleUnitsError } from './error.js';
+
+// WIT u64 and s64 both become `bigint` in jco's declarations; these are the s64 fields of
+// wit/evaluator.wit (a test keeps the list equal to the WIT).
+const SIGNED = new Set(['EvaluationRequest.currentReplicas', 'SignalObservation.value']);
+const U64_MAX = (1n << 64n) - 1n;
+const S64_MIN = -(1n << 63n);
+const S64_MAX = (1n << 63n) - 1n;
+
+const snake = (camel) => camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const fieldPath = (path, key) => (path ? `${path}.${key}` : key);
+const describe = (value) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
+const invalid = (path, message) => new ScaleUnitsError('invalid_field', message, path);
+
+function isPlainObject(value) {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** A JS number that is an exact integer, or a typed `invalid_field` error naming the path. */
+function checkNumber(value, path) {
+  if (!Number.isInteger(value)) {
+    throw invalid(path, `${path || 'value'} must be an integer, not ${value}`);
+  }
+  if (!Number.isSafeInteger(value)) {
+    throw invalid(path, `${path || 'value'} is beyond 2^53 and cannot be represented exactly as a number; pass a BigInt`);
+  }
+}
+
+/**
+ * Writes a plain JS value as JSON text for the component's JSON entry points. Unlike
+ * JSON.stringify it refuses what it cannot write exactly (NaN, 1.5, 2^53 + 2, a Date, a Map) with
+ * an `invalid_field` error naming the path, and writes a BigInt as its decimal digits.
+ * Properties whose value is `undefined` are omitted, as JSON.stringify does.
+ */
+export function toJsonText(value, path = '', seen = new Set()) {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      checkNumber(value, path);
+      return String(value === 0 ? 0 : value);
+    case 'bigint':
+      return value.toString();
+    case 'object': {
+      if (value === null) return 'null';
+      if (seen.has(value)) throw invalid(path, `${path || 'request'} is circular`);
+      seen.add(value);
+      let text;
+      if (Array.isArray(value)) {
+        text = `[${value.map((item, i) => toJsonText(item === undefined ? null : item, `${path}[${i}]`, seen)).join(',')}]`;
+      } else if (isPlainObject(value)) {
+        const parts = [];
+        for (const [key, item] of Object.entries(value)) {
+          if (item !== undefined) parts.push(`${JSON.stringify(key)}:${toJsonText(item, fieldPath(path, key), seen)}`);
+        }
+        text = `{${parts.join(',')}}`;
+      } else {
+        throw invalid(path, `${path || 'request'} must be a plain object, an array or a scalar, not ${value.constructor?.name ?? 'an object'}`);
+      }
+      seen.delete(value);
+      return text;
+    }
+    default:
+      throw invalid(path, `${path || 'request'} cannot be ${typeof value}`);
+  }
+}
+
+// --- the typed path: snake_case plain objects <-> jco's records (camelCase, kebab-case enums) ---
+
+function toWitInteger(value, signed, path) {
+  let big;
+  if (typeof value === 'bigint') big = value;
+  else if (typeof value === 'number') {
+    checkNumber(value, path);
+    big = BigInt(value);
+  } else throw invalid(path, `${path} must be an integer, not ${describe(value)}`);
+  // jco would wrap an out-of-range value modulo 2^64; refuse it instead.
+  if (signed ? big < S64_MIN || big > S64_MAX : big < 0n || big > U64_MAX) {
+    throw invalid(path, `${path} is outside the range of a WIT ${signed ? 's64' : 'u64'}`);
+  }
+  return big;
+}
+
+function toWit(value, type, path, owner) {
+  if (type === 'string') {
+    if (typeof value !== 'string') throw invalid(path, `${path} must be a string, not ${describe(value)}`);
+    return value;
+  }
+  if (type === 'boolean') {
+    if (typeof value !== 'boolean') throw invalid(path, `${path} must be a boolean, not ${describe(value)}`);
+    return value;
+  }
+  if (type === 'bigint') return toWitInteger(value, SIGNED.has(owner), path);
+  const cases = SCHEMA.enums[type];
+  if (cases) {
+    // Wire spellings only: `scale_up`, never the WIT's `scale-up`.
+    const wit = typeof value === 'string' && !value.includes('-') ? value.replaceAll('_', '-') : undefined;
+    if (!cases.includes(wit)) throw invalid(path, `${path} must be one of ${cases.map((c) => c.replaceAll('-', '_')).join(', ')}`);
+    return wit;
+  }
+  return toWitRecord(value, type, path);
+}
+
+function toWitRecord(value, type, path) {
+  if (!isPlainObject(value)) throw invalid(path, `${path || 'request'} must be an object, not ${describe(value)}`);
+  const fields = SCHEMA.records[type];
+  const out = {};
+  const known = new Set();
+  for (const field of fields) {
+    const key = snake(field.name);
+    known.add(key);
+    const at = fieldPath(path, key);
+    const item = value[key];
+    if (item === undefined || item === null) {
+      if (field.optional) continue;
+      // The typed record has no defaults: every non-optional field must be given.
+      throw invalid(at, `${at} is required by the typed path (evaluate() applies the SPEC's defaults)`);
+    }
+    if (field.list) {
+      if (!Array.isArray(item)) throw invalid(at, `${at} must be an array, not ${describe(item)}`);
+      out[field.name] = item.map((element, i) => toWit(element, field.type, `${at}[${i}]`, `${type}.${field.name}`));
+    } else {
+      out[field.name] = toWit(item, field.type, at, `${type}.${field.name}`);
+    }
+  }
+  for (const key of Object.keys(value)) {
+    if (!known.has(key) && value[key] !== undefined) throw invalid(fieldPath(path, key), `unknown field ${fieldPath(path, key)}`);
+  }
+  return out;
+}
+
+function fromWit(value, type) {
+  if (type === 'string' || type === 'boolean') return value;
+  // Every integer the component returns is at most 10^15, so a number is exact; never round.
+  if (type === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value;
+  if (SCHEMA.enums[type]) return value.replaceAll('-', '_');
+  const out = {};
+  for (const field of SCHEMA.records[type]) {
+    const item = value[field.name];
+    out[snake(field.name)] =
+      item === undefined ? null : field.list ? item.map((element) => fromWit(element, field.type)) : fromWit(item, field.type);
+  }
+  return out;
+}
+
+// --- loading and calling the component ---
+
+async function sha256(bytes) {
+  const subtle = globalThis.crypto?.subtle;
+  if (!subtle) throw new Error('scale-units: WebCrypto (crypto.subtle) is needed to verify the component; use a secure context');
+  const digest = new Uint8Array(await subtle.digest('SHA-256', bytes));
+  return `sha256:${Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/**
+ * Instantiates the component, reading each core module with `readCore(name)` (bytes) and
+ * refusing one whose sha256 differs from the build's manifest.
+ */
+export async function instantiateEvaluator(readCore) {
+  const getCoreModule = async (name) => {
+    const expected = MANIFEST.core[name];
+    if (!expected) throw new Error(`scale-units: unexpected core module ${name}; rebuild generated/`);
+    const bytes = await readCore(name);
+    const actual = await sha256(bytes);
+    if (actual !== expected) throw new Error(`scale-units: ${name} has ${actual}, the build recorded ${expected}; rebuild generated/`);
+    return WebAssembly.compile(bytes);
+  };
+  const root = await instantiate(getCoreModule, {});
+  return root.evaluator;
+}
+
+/** Calls the component; an `evaluation-error` becomes a ScaleUnitsError, anything else propagates. */
+function call(fn, arg) {
+  try {
+    return fn(arg);
+  } catch (error) {
+    const payload = error?.payload;
+    if (payload && typeof payload.code === 'string') {
+      throw new ScaleUnitsError(payload.code.replaceAll('-', '_'), payload.message, payload.path);
+    }
+    throw error;
+  }
+}
+
+/** The public API over an instantiated evaluator interface. */
+export function createApi(ev) {
+  const evaluateJson = (text) => {
+    if (typeof text !== 'string') throw new TypeError('evaluateJson takes the request as JSON text');
+    return call(ev.evaluateJson, text).json;
+  };
+  return {
+    componentDigest: MANIFEST.componentDigest,
+    evaluateJson,
+    evaluate: (request) => JSON.parse(evaluateJson(toJsonText(request))),
+    evaluateTyped: (request) => fromWit(call(ev.evaluate, toWitRecord(request, 'EvaluationRequest', '')), 'Decision'),
+    validateContract: (contract) => fromWit(call(ev.validateContractJson, toJsonText(contract)), 'ContractIdentity'),
+    validateContractJson: (text) => {
+      if (typeof text !== 'string') throw new TypeError('validateContractJson takes the contract as JSON text');
+      return fromWit(call(ev.validateContractJson, text), 'ContractIdentity');
+    },
+    explain: (decision) => fromWit(call(ev.explain, toWitRecord(decision, 'Decision', '')), 'Explanation'),
+    surfaceProfile: (surface) => fromWit(call(ev.surfaceProfile, toWit(surface, 'SurfaceKind', 'surface')), 'Profile'),
+    info: () => fromWit(call(ev.info), 'EvaluatorInfo'),
+  };
+}

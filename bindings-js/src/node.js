@@ -1,0 +1,19 @@
+// The Node entry: reads the core module beside the package with node:fs.
+import { readFile } from 'node:fs/promises';
+import { createApi, instantiateEvaluator } from './facade.js';
+
+export { ScaleUnitsError } from './error.js';
+
+const api = createApi(await instantiateEvaluator((name) => readFile(new URL(`../generated/${name}`, import.meta.url))));
+
+export const {
+  componentDigest,
+  evaluate,
+  evaluateJson,
+  evaluateTyped,
+  validateContract,
+  validateContractJson,
+  explain,
+  surfaceProfile,
+  info,
+} = api;
