@@ -10,6 +10,7 @@ mod json;
 mod model;
 mod parse;
 mod scalar;
+pub mod simulate;
 mod time;
 mod validate;
 mod vocab;

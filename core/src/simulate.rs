@@ -1,0 +1,429 @@
+//! Replaying a contract over a trace of time steps: every step is a real evaluation, and an
+//! accepted scale is applied (optionally after an actuation delay), so cooldowns, step caps and
+//! drains play out as they would live. Pure: the trace is an argument, there is no clock.
+//!
+//! Evidence a trace does not mention is synthesized fresh for its step; an empty signal cell is
+//! a missing observation (a failed metric read), never a zero.
+
+use serde::Serialize;
+
+use crate::canonical::{Canon, content_digest};
+use crate::error::{ErrorCode, EvaluationError};
+use crate::model::{
+    CapacityObservation, ContinuityObservation, EvaluationRequest, QuotaObservation, SafetyObservation,
+    ScaleUnitContract, SignalObservation,
+};
+use crate::time;
+use crate::validate::{self, MAX_REPLICAS};
+use crate::vocab::{ActionKind, CapacityAxis, Reason};
+
+/// Most steps one simulation may hold.
+pub const MAX_TRACE_STEPS: usize = 100_000;
+/// Headroom (in replicas) assumed where a trace says nothing about capacity or quotas.
+pub const DEFAULT_HEADROOM: u64 = 10_000;
+/// How long synthesized evidence stays fresh after its step, in seconds.
+const SYNTHETIC_WINDOW_S: i64 = 60;
+const MICROS: i64 = 1_000_000;
+const MAX_AMOUNT: u64 = 1_000_000_000_000_000;
+
+/// One step of a trace. Every column but `at` is optional; an absent value is synthesized
+/// (ample headroom, ready, no sessions, safe) except `signal`, whose absence is a failed read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TraceStep {
+    /// The step's time (RFC 3339 with an offset); steps must not go back in time.
+    pub at: String,
+    /// The target signal's value; `None` is a missing observation.
+    pub signal: Option<u64>,
+    /// Extra replicas that still fit on every capacity axis (`0` saturates engine axes).
+    pub capacity_headroom: Option<u64>,
+    /// Extra replicas every bound quota still allows (`0` means the quota ran dry).
+    pub quota_headroom: Option<u64>,
+    /// Active sessions reported by the continuity store.
+    pub active_sessions: Option<u64>,
+    /// Whether the continuity store is ready.
+    pub ready: Option<bool>,
+    /// Whether the fleet is shedding load.
+    pub overloaded: Option<bool>,
+    /// Whether a noisy neighbour is degrading the fleet.
+    pub noisy_neighbor: Option<bool>,
+}
+
+/// How to run a simulation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SimulationOptions {
+    /// Replicas running before the first step.
+    pub initial_replicas: u64,
+    /// Seconds between accepting a scale and the replicas being there (0: at once).
+    pub actuation_delay_s: u64,
+}
+
+/// What happened at one step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SimulationStep {
+    /// The step's time, as given.
+    pub at: String,
+    /// The signal value, `None` when the read failed.
+    pub signal: Option<u64>,
+    /// Replicas running when the step was evaluated.
+    pub replicas_before: u64,
+    /// Replicas running after the step's decision was applied.
+    pub replicas_after: u64,
+    /// The decision's action.
+    pub action: ActionKind,
+    /// The decision's desired count.
+    pub desired_replicas: u64,
+    /// The decision's reasons.
+    pub reasons: Vec<Reason>,
+    /// The decision's id.
+    pub decision_id: String,
+}
+
+/// Seconds spent blocked for one reason.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BlockedTime {
+    /// The reason.
+    pub reason: Reason,
+    /// Seconds of blocked steps that carried it (a step lasts until the next one).
+    pub seconds: u64,
+}
+
+/// Totals over a simulation. A step lasts until the next step; the last lasts zero seconds.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SimulationSummary {
+    /// Steps evaluated.
+    pub steps: u64,
+    /// Accepted scale-ups.
+    pub scale_ups: u64,
+    /// Accepted scale-downs.
+    pub scale_downs: u64,
+    /// Steps whose decision was `blocked`.
+    pub blocked_steps: u64,
+    /// Seconds spent in blocked steps.
+    pub blocked_seconds: u64,
+    /// Blocked seconds by reason, in first-seen order.
+    pub blocked_by_reason: Vec<BlockedTime>,
+    /// Seconds during which the signal needed more replicas than were running.
+    pub seconds_over_target: u64,
+    /// Seconds during which more replicas ran than the signal needed (above the floor).
+    pub seconds_under_target: u64,
+    /// Most replicas running at any step.
+    pub peak_replicas: u64,
+    /// Replicas running after the last step.
+    pub final_replicas: u64,
+}
+
+/// A whole simulation: each step and the summary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Simulation {
+    /// One entry per trace step.
+    pub steps: Vec<SimulationStep>,
+    /// Totals.
+    pub summary: SimulationSummary,
+}
+
+fn trace_error(path: String, message: impl Into<String>) -> EvaluationError {
+    EvaluationError::new(ErrorCode::InvalidField, message, path)
+}
+
+/// Reads a trace from CSV text: a header naming the columns (`time` or `at`, `signal`, and any
+/// of `capacity_headroom`, `quota_headroom`, `active_sessions`, `ready`, `overloaded`,
+/// `noisy_neighbor`), then one row a step. Empty cells are absent values; `#` starts a comment
+/// line. Booleans are `true`/`false` (or `1`/`0`).
+///
+/// # Errors
+/// `invalid_field` naming the row and column (`trace[3].signal`) of the first bad cell, an
+/// unknown column, or a trace with no steps or more than [`MAX_TRACE_STEPS`].
+pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceStep>, EvaluationError> {
+    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#'));
+    let header = lines.next().ok_or_else(|| trace_error("trace".into(), "the trace is empty"))?;
+    let columns: Vec<&str> = header.split(',').map(str::trim).collect();
+    for column in &columns {
+        let known = matches!(
+            *column,
+            "time"
+                | "at"
+                | "signal"
+                | "capacity_headroom"
+                | "quota_headroom"
+                | "active_sessions"
+                | "ready"
+                | "overloaded"
+                | "noisy_neighbor"
+        );
+        if !known {
+            return Err(trace_error("trace".into(), format!("unknown trace column `{column}`")));
+        }
+    }
+    if !columns.iter().any(|c| *c == "time" || *c == "at") {
+        return Err(trace_error("trace".into(), "the trace needs a `time` column"));
+    }
+    let mut steps = Vec::new();
+    for (row, line) in lines.enumerate() {
+        if steps.len() >= MAX_TRACE_STEPS {
+            return Err(trace_error("trace".into(), format!("a trace may hold at most {MAX_TRACE_STEPS} steps")));
+        }
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        if cells.len() > columns.len() {
+            return Err(trace_error(format!("trace[{row}]"), "the row has more cells than the header"));
+        }
+        let mut step = TraceStep::default();
+        for (column, cell) in columns.iter().zip(cells.iter().chain(std::iter::repeat(&""))) {
+            if cell.is_empty() {
+                continue;
+            }
+            let path = || format!("trace[{row}].{column}");
+            let number = || cell.parse::<u64>().map_err(|_| trace_error(path(), format!("`{cell}` is not a count")));
+            let flag = || match *cell {
+                "true" | "1" => Ok(true),
+                "false" | "0" => Ok(false),
+                _ => Err(trace_error(path(), format!("`{cell}` is not true or false"))),
+            };
+            match *column {
+                "time" | "at" => step.at = (*cell).to_owned(),
+                "signal" => step.signal = Some(number()?),
+                "capacity_headroom" => step.capacity_headroom = Some(number()?),
+                "quota_headroom" => step.quota_headroom = Some(number()?),
+                "active_sessions" => step.active_sessions = Some(number()?),
+                "ready" => step.ready = Some(flag()?),
+                "overloaded" => step.overloaded = Some(flag()?),
+                _ => step.noisy_neighbor = Some(flag()?),
+            }
+        }
+        if step.at.is_empty() {
+            return Err(trace_error(format!("trace[{row}].time"), "every step needs a time"));
+        }
+        steps.push(step);
+    }
+    if steps.is_empty() {
+        return Err(trace_error("trace".into(), "the trace has no steps"));
+    }
+    Ok(steps)
+}
+
+/// A digest for synthesized evidence: the content digest of what was synthesized.
+fn synthetic_digest(what: &str, at: &str, value: u64) -> String {
+    content_digest(&Canon::Map(vec![
+        ("kind", Canon::Str("simulated")),
+        ("what", Canon::Str(what)),
+        ("at", Canon::Str(at)),
+        ("value", Canon::Int(i128::from(value))),
+    ]))
+}
+
+fn per_replica(contract: &ScaleUnitContract, axis: CapacityAxis) -> u64 {
+    contract.replica_demands.iter().find(|d| d.axis == axis).map_or(0, |d| d.per_replica)
+}
+
+/// Builds the request a live controller would send at this step.
+fn request_for(
+    contract: &ScaleUnitContract,
+    step: &TraceStep,
+    replicas: u64,
+    last_action_at: Option<&str>,
+    expires_at: &str,
+) -> EvaluationRequest {
+    let at = step.at.as_str();
+    let window = |what: &str, value: u64| {
+        (at.to_owned(), expires_at.to_owned(), format!("sim:{what}"), synthetic_digest(what, at, value))
+    };
+    let signal = step.signal.map(|value| {
+        let (observed_at, expires_at, source_ref, source_digest) = window("signal", value);
+        SignalObservation {
+            signal: contract.policy.target_signal,
+            value: i64::try_from(value).unwrap_or(i64::MAX),
+            observed_at,
+            expires_at,
+            source_ref,
+            source_digest,
+        }
+    });
+    let headroom = step.capacity_headroom.unwrap_or(DEFAULT_HEADROOM);
+    let mut axes: Vec<CapacityAxis> = contract.required_capacity_axes.clone();
+    for demand in &contract.replica_demands {
+        if !axes.contains(&demand.axis) {
+            axes.push(demand.axis);
+        }
+    }
+    let capacities = axes
+        .into_iter()
+        .map(|axis| {
+            let per = per_replica(contract, axis);
+            let reserved = replicas.saturating_mul(per).min(MAX_AMOUNT);
+            let available = if per > 0 { headroom.saturating_mul(per) } else { headroom };
+            let allocatable = reserved.saturating_add(available).min(MAX_AMOUNT);
+            let (observed_at, expires_at, source_ref, source_digest) = window(axis.as_str(), headroom);
+            CapacityObservation {
+                axis,
+                allocatable,
+                reserved,
+                used: reserved,
+                observed_at,
+                expires_at,
+                source_ref,
+                source_digest,
+            }
+        })
+        .collect();
+    let quota_headroom = step.quota_headroom.unwrap_or(DEFAULT_HEADROOM);
+    let quotas = contract
+        .quotas
+        .iter()
+        .map(|binding| {
+            let used = replicas.saturating_mul(binding.per_replica).min(MAX_AMOUNT);
+            let room = if binding.per_replica > 0 {
+                quota_headroom.saturating_mul(binding.per_replica)
+            } else {
+                quota_headroom
+            };
+            let (observed_at, expires_at, _, source_digest) = window(&binding.quota_ref, quota_headroom);
+            QuotaObservation {
+                quota_ref: binding.quota_ref.clone(),
+                scope: binding.scope,
+                limit: used.saturating_add(room).min(MAX_AMOUNT),
+                used,
+                observed_at,
+                expires_at,
+                source_ref: "sim:quota".to_owned(),
+                source_digest,
+            }
+        })
+        .collect();
+    let sessions = step.active_sessions.unwrap_or(0);
+    let (observed_at, expires_at_c, source_ref, source_digest) = window("continuity", sessions);
+    let continuity = Some(ContinuityObservation {
+        ready: step.ready.unwrap_or(true),
+        active_sessions: sessions,
+        active_streams: 0,
+        observed_at,
+        expires_at: expires_at_c,
+        source_ref,
+        source_digest,
+    });
+    let overloaded = step.overloaded.unwrap_or(false);
+    let noisy_neighbor = step.noisy_neighbor.unwrap_or(false);
+    let flags = u64::from(overloaded) + 2 * u64::from(noisy_neighbor);
+    let (observed_at, expires_at_s, source_ref, source_digest) = window("safety", flags);
+    let safety = Some(SafetyObservation {
+        overloaded,
+        noisy_neighbor,
+        reason_ref: (overloaded || noisy_neighbor).then(|| "sim:incident".to_owned()),
+        observed_at,
+        expires_at: expires_at_s,
+        source_ref,
+        source_digest,
+    });
+    EvaluationRequest {
+        contract: contract.clone(),
+        current_replicas: i64::try_from(replicas).unwrap_or(i64::MAX),
+        signal,
+        capacities,
+        quotas,
+        continuity,
+        safety,
+        now: at.to_owned(),
+        last_action_at: last_action_at.map(str::to_owned),
+    }
+}
+
+/// Replays `contract` over `trace`.
+///
+/// # Errors
+/// The contract's own errors (as [`crate::validate_contract`]), `invalid_field` for an initial
+/// count outside 0..=10000, and `invalid_time`/`invalid_field` for a step time that is malformed
+/// or goes back in time. A step the evaluator refuses (which synthesized evidence never causes)
+/// is returned as its error.
+pub fn simulate(
+    contract: &ScaleUnitContract,
+    options: &SimulationOptions,
+    trace: &[TraceStep],
+) -> Result<Simulation, EvaluationError> {
+    validate::contract(contract, "contract")?;
+    if options.initial_replicas > MAX_REPLICAS {
+        return Err(trace_error("initial_replicas".into(), "initial_replicas must be in 0..=10000"));
+    }
+    if options.actuation_delay_s > 86_400 {
+        return Err(trace_error("actuation_delay_s".into(), "actuation_delay_s must be in 0..=86400"));
+    }
+    if trace.is_empty() || trace.len() > MAX_TRACE_STEPS {
+        return Err(trace_error("trace".into(), format!("a trace holds 1..={MAX_TRACE_STEPS} steps")));
+    }
+    let mut times = Vec::with_capacity(trace.len());
+    for (i, step) in trace.iter().enumerate() {
+        let at = validate::check_time(&step.at, &format!("trace[{i}].at"))?;
+        if times.last().is_some_and(|&previous| at < previous) {
+            return Err(trace_error(format!("trace[{i}].at"), "trace steps must not go back in time"));
+        }
+        times.push(at);
+    }
+
+    let delay = i64::try_from(options.actuation_delay_s).unwrap_or(0) * MICROS;
+    let mut replicas = options.initial_replicas;
+    let mut pending: Option<(i64, u64)> = None; // (apply at, replicas)
+    let mut last_action_at: Option<String> = None;
+    let mut steps = Vec::with_capacity(trace.len());
+    let mut summary = SimulationSummary { peak_replicas: replicas, ..SimulationSummary::default() };
+
+    for (i, (step, &now)) in trace.iter().zip(&times).enumerate() {
+        if let Some((apply_at, count)) = pending
+            && apply_at <= now
+        {
+            replicas = count;
+            pending = None;
+        }
+        let expires_at = time::format_utc(now + SYNTHETIC_WINDOW_S * MICROS);
+        let request = request_for(contract, step, replicas, last_action_at.as_deref(), &expires_at);
+        let decision = crate::evaluate(&request)
+            .map_err(|e| EvaluationError::new(e.code(), format!("step {i}: {}", e.message()), format!("trace[{i}]")))?;
+        let before = replicas;
+        if matches!(decision.action, ActionKind::ScaleUp | ActionKind::ScaleDown) {
+            if decision.action == ActionKind::ScaleUp {
+                summary.scale_ups += 1;
+            } else {
+                summary.scale_downs += 1;
+            }
+            last_action_at = Some(step.at.clone());
+            if delay == 0 {
+                replicas = decision.desired_replicas;
+            } else {
+                pending = Some((now + delay, decision.desired_replicas));
+            }
+        }
+
+        let next = times.get(i + 1).copied().unwrap_or(now);
+        let seconds = u64::try_from((next - now) / MICROS).unwrap_or(0);
+        if decision.action == ActionKind::Blocked {
+            summary.blocked_steps += 1;
+            summary.blocked_seconds += seconds;
+            for &reason in &decision.reasons {
+                match summary.blocked_by_reason.iter_mut().find(|b| b.reason == reason) {
+                    Some(entry) => entry.seconds += seconds,
+                    None => summary.blocked_by_reason.push(BlockedTime { reason, seconds }),
+                }
+            }
+        }
+        if let Some(value) = step.signal {
+            let policy = &contract.policy;
+            let needed = value.div_ceil(policy.target.max(1));
+            let floor = if policy.allow_scale_to_zero { policy.min_replicas } else { policy.min_replicas.max(1) };
+            if needed > before {
+                summary.seconds_over_target += seconds;
+            } else if before > needed.max(floor) {
+                summary.seconds_under_target += seconds;
+            }
+        }
+        summary.peak_replicas = summary.peak_replicas.max(before).max(replicas);
+        steps.push(SimulationStep {
+            at: step.at.clone(),
+            signal: step.signal,
+            replicas_before: before,
+            replicas_after: replicas,
+            action: decision.action,
+            desired_replicas: decision.desired_replicas,
+            reasons: decision.reasons,
+            decision_id: decision.decision_id,
+        });
+    }
+    summary.steps = u64::try_from(steps.len()).unwrap_or(u64::MAX);
+    summary.final_replicas = pending.map_or(replicas, |(_, count)| count);
+    Ok(Simulation { steps, summary })
+}

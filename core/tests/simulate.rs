@@ -1,0 +1,130 @@
+//! Simulation: replays play out as a live controller would see them.
+
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "a test fails by panicking")]
+
+use scale_units_core::simulate::{SimulationOptions, parse_trace_csv, simulate};
+use scale_units_core::{ActionKind, Reason, parse_contract};
+
+/// An API gateway tracking in_flight at 100 per replica, 1..=6 replicas, steps of 2 up and 1
+/// down, 30 s / 60 s cooldowns, stateless, no safety evidence required.
+const CONTRACT: &str = r#"{
+  "unit_ref": "unit:api", "surface": "api_gateway",
+  "policy": {"min_replicas": 1, "max_replicas": 6, "target": 100, "target_signal": "in_flight",
+             "scale_up_step": 2, "scale_down_step": 1, "scale_up_cooldown_s": 30,
+             "scale_down_cooldown_s": 60, "drain_seconds": 20},
+  "allowed_signals": ["in_flight", "request_rate"],
+  "required_capacity_axes": ["cpu_milli", "memory_mib", "session_slots"],
+  "replica_demands": [{"axis": "cpu_milli", "per_replica": 500}, {"axis": "memory_mib", "per_replica": 512},
+                      {"axis": "session_slots", "per_replica": 100}],
+  "continuity": {"mode": "stateless", "drain_required": false, "block_scale_down_with_active": false},
+  "safety_required": true
+}"#;
+
+fn run(trace: &str, delay: u64) -> scale_units_core::simulate::Simulation {
+    let contract = parse_contract(CONTRACT).unwrap();
+    let steps = parse_trace_csv(trace).unwrap();
+    simulate(&contract, &SimulationOptions { initial_replicas: 1, actuation_delay_s: delay }, &steps).unwrap()
+}
+
+#[test]
+fn a_spike_scales_up_in_steps_and_back_down_after_cooldowns() {
+    let sim = run(
+        "time,signal\n\
+         2026-08-19T12:00:00Z,50\n\
+         2026-08-19T12:00:30Z,550\n\
+         2026-08-19T12:00:45Z,550\n\
+         2026-08-19T12:01:00Z,550\n\
+         2026-08-19T12:01:30Z,550\n\
+         2026-08-19T12:02:00Z,80\n\
+         2026-08-19T12:03:00Z,80\n",
+        0,
+    );
+    let replicas: Vec<u64> = sim.steps.iter().map(|s| s.replicas_after).collect();
+    // 1 → hold; 550 wants 6: +2 → 3; 15 s later the 30 s cooldown holds; 30 s later +2 → 5;
+    // then +1 → 6 (capped by the raw target); at 12:02 the 60 s scale-down cooldown since the
+    // 12:01:30 action holds; at 12:03 one step down.
+    assert_eq!(replicas, vec![1, 3, 3, 5, 6, 6, 5]);
+    let actions: Vec<ActionKind> = sim.steps.iter().map(|s| s.action).collect();
+    assert_eq!(actions[2], ActionKind::Hold);
+    assert_eq!(sim.steps[2].reasons, vec![Reason::Cooldown]);
+    assert_eq!(sim.summary.scale_ups, 3);
+    assert_eq!(sim.steps[5].reasons, vec![Reason::Cooldown]);
+    assert_eq!(sim.summary.scale_downs, 1);
+    assert_eq!(sim.summary.peak_replicas, 6);
+    assert_eq!(sim.summary.final_replicas, 5);
+    assert!(sim.summary.seconds_over_target > 0);
+}
+
+#[test]
+fn a_metrics_outage_blocks_instead_of_reading_zero() {
+    let sim = run(
+        "time,signal\n\
+         2026-08-19T12:00:00Z,550\n\
+         2026-08-19T12:01:00Z,\n\
+         2026-08-19T12:02:00Z,\n\
+         2026-08-19T12:03:00Z,550\n",
+        0,
+    );
+    assert_eq!(sim.steps[1].action, ActionKind::Blocked);
+    assert_eq!(sim.steps[1].reasons, vec![Reason::SignalMissing]);
+    assert_eq!(sim.steps[2].replicas_after, sim.steps[0].replicas_after, "an outage never scales down");
+    assert_eq!(sim.summary.blocked_steps, 2);
+    assert_eq!(sim.summary.blocked_seconds, 120);
+    assert_eq!(sim.summary.blocked_by_reason.len(), 1);
+    assert_eq!(sim.summary.blocked_by_reason[0].seconds, 120);
+}
+
+#[test]
+fn overload_and_capacity_columns_block_growth() {
+    let sim = run(
+        "time,signal,capacity_headroom,overloaded\n\
+         2026-08-19T12:00:00Z,550,0,\n\
+         2026-08-19T12:01:00Z,550,,true\n\
+         2026-08-19T12:02:00Z,550,1,false\n",
+        0,
+    );
+    assert_eq!(sim.steps[0].reasons, vec![Reason::CapacityExhausted]);
+    assert_eq!(sim.steps[1].reasons, vec![Reason::OverloadSheddingActive]);
+    // One replica of headroom: the step of 2 does not fit.
+    assert_eq!(sim.steps[2].reasons, vec![Reason::CapacityExhausted]);
+}
+
+#[test]
+fn actuation_delay_keeps_the_old_count_until_it_lands() {
+    let sim = run(
+        "time,signal\n\
+         2026-08-19T12:00:00Z,550\n\
+         2026-08-19T12:00:20Z,550\n\
+         2026-08-19T12:00:40Z,550\n",
+        30,
+    );
+    assert_eq!(sim.steps[0].replicas_after, 1);
+    assert_eq!(sim.steps[1].replicas_before, 1);
+    assert_eq!(sim.steps[1].action, ActionKind::Hold, "cooldown from the accepted action");
+    assert_eq!(sim.steps[2].replicas_before, 3);
+}
+
+#[test]
+fn bad_traces_are_typed_errors() {
+    let contract = parse_contract(CONTRACT).unwrap();
+    for (trace, path) in [
+        ("time,signal\n2026-08-19T12:00:00Z,-1\n", "trace[0].signal"),
+        ("time,signal\n2026-08-19T12:00:00Z,1.5\n", "trace[0].signal"),
+        ("time,bogus\n2026-08-19T12:00:00Z,1\n", "trace"),
+        ("signal\n1\n", "trace"),
+        ("time,signal\n", "trace"),
+        ("time,ready\n2026-08-19T12:00:00Z,maybe\n", "trace[0].ready"),
+    ] {
+        let error = parse_trace_csv(trace).unwrap_err();
+        assert_eq!(error.code().as_str(), "invalid_field", "{trace}");
+        assert_eq!(error.path(), path, "{trace}");
+    }
+    let back_in_time = parse_trace_csv("time,signal\n2026-08-19T12:01:00Z,1\n2026-08-19T12:00:00Z,1\n").unwrap();
+    let error = simulate(&contract, &SimulationOptions { initial_replicas: 1, actuation_delay_s: 0 }, &back_in_time)
+        .unwrap_err();
+    assert_eq!(error.path(), "trace[1].at");
+    let naive = parse_trace_csv("time,signal\n2026-08-19T12:01:00,1\n").unwrap();
+    let error =
+        simulate(&contract, &SimulationOptions { initial_replicas: 1, actuation_delay_s: 0 }, &naive).unwrap_err();
+    assert_eq!(error.code().as_str(), "invalid_time");
+}
