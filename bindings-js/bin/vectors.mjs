@@ -1,0 +1,150 @@
+// The conformance vectors (SPEC §11) as the JS package runs them: shared by bin/conformance.mjs and
+// the node --test suite. Node-only (it reads files); not part of the published facade.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+
+/** Every `*.json` vector below `dir`, recursively, sorted by path. */
+export function findVectorFiles(dir) {
+  const out = [];
+  const walk = (d) => {
+    for (const entry of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = join(d, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.json')) out.push(path);
+    }
+  };
+  if (!statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
+  walk(dir);
+  return out;
+}
+
+/** `<id> <reason>` lines of `<dir>/known-failures/js.txt`, when the file exists. */
+export function knownFailures(dir) {
+  const file = join(dir, 'known-failures', 'js.txt');
+  const listed = new Map();
+  if (!existsSync(file)) return listed;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const text = line.trim();
+    if (!text || text.startsWith('#')) continue;
+    const [id, ...reason] = text.split(/\s+/);
+    listed.set(id, reason.join(' '));
+  }
+  return listed;
+}
+
+// Index just past the JSON value starting at or after `i` (the text is known to be valid JSON).
+function skipValue(text, i) {
+  while (/\s/.test(text[i])) i++;
+  const c = text[i];
+  if (c === '"') {
+    for (i++; text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    return i + 1;
+  }
+  if (c === '{' || c === '[') {
+    const close = c === '{' ? '}' : ']';
+    i++;
+    for (;;) {
+      while (/[\s,:]/.test(text[i])) i++;
+      if (text[i] === close) return i + 1;
+      i = skipValue(text, i);
+    }
+  }
+  const m = /^[^\s,:\]}]+/.exec(text.slice(i, i + 400));
+  return i + m[0].length;
+}
+
+/** The exact source text of the top-level member `key` of the JSON object `text`, or undefined. */
+export function rawMember(text, key) {
+  let i = text.indexOf('{') + 1;
+  for (;;) {
+    while (/[\s,]/.test(text[i])) i++;
+    if (text[i] === '}') return undefined;
+    const keyEnd = skipValue(text, i);
+    const name = JSON.parse(text.slice(i, keyEnd));
+    i = keyEnd;
+    while (/[\s:]/.test(text[i])) i++;
+    const end = skipValue(text, i);
+    if (name === key) return text.slice(i, end);
+    i = end;
+  }
+}
+
+// A number literal with a fraction or an exponent, outside strings: JSON.parse turns `100.0` into
+// 100, so a plain-object caller cannot present it (SPEC §1: in JS the number's value decides).
+function hasFloatLiteral(raw) {
+  return /[0-9][.eE]/.test(raw.replace(/"(?:[^"\\]|\\.)*"/g, '""'));
+}
+
+export function loadVector(file) {
+  const text = readFileSync(file, 'utf8');
+  const vector = JSON.parse(text);
+  const requestText = vector.request_json ?? rawMember(text, 'request');
+  if (typeof requestText !== 'string') throw new Error(`${file}: neither request nor request_json`);
+  return { file, vector, id: vector.id ?? file, requestText, objectPath: 'request' in vector && !hasFloatLiteral(requestText) };
+}
+
+const show = (v) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `${x}n` : x));
+
+/** Compares an outcome (`{decision}` or `{error}`) with a vector's `expect`; returns the differences. */
+export function compareOutcome(expect, outcome) {
+  if (outcome.host) return [`host error: ${outcome.host}`];
+  if (expect.error) {
+    if (!outcome.error) return [`expected error ${expect.error.code}, got decision ${outcome.decision.action} ${show(outcome.decision.reasons)}`];
+    const problems = [];
+    if (outcome.error.code !== expect.error.code) problems.push(`error code ${outcome.error.code} (${outcome.error.message}), expected ${expect.error.code}`);
+    if (expect.error.message_contains && !outcome.error.message.includes(expect.error.message_contains)) {
+      problems.push(`error message ${show(outcome.error.message)} lacks ${show(expect.error.message_contains)}`);
+    }
+    return problems;
+  }
+  if (!outcome.decision) return [`expected a decision, got error ${outcome.error.code} at ${show(outcome.error.path)}: ${outcome.error.message}`];
+  const problems = [];
+  const want = expect.decision;
+  for (const key of new Set([...Object.keys(want), ...Object.keys(outcome.decision)])) {
+    if (!isDeepStrictEqual(outcome.decision[key], want[key])) {
+      problems.push(`${key}: got ${show(outcome.decision[key])}, expected ${show(want[key])}`);
+    }
+  }
+  return problems;
+}
+
+/** Runs `fn` and returns `{decision}`, `{error}` for a ScaleUnitsError, or `{host}` for anything else. */
+export function outcomeOf(api, fn) {
+  try {
+    return { decision: fn() };
+  } catch (error) {
+    if (error instanceof api.ScaleUnitsError) return { error: { code: error.code, message: error.message, path: error.path } };
+    return { host: `${error?.name}: ${error?.message}` };
+  }
+}
+
+/**
+ * Checks one vector through the JSON text path (the vector's exact request text, as the CLI reads
+ * it) and, where a plain object can carry the request, the plain-object path; plus the contract
+ * digest when the vector pins one. Returns the list of problems (empty: the vector passes).
+ */
+export function checkVector(api, loaded) {
+  const { vector, requestText } = loaded;
+  const problems = [];
+  const text = outcomeOf(api, () => JSON.parse(api.evaluateJson(requestText)));
+  problems.push(...compareOutcome(vector.expect, text).map((p) => `evaluateJson: ${p}`));
+  if (loaded.objectPath) {
+    const object = outcomeOf(api, () => api.evaluate(JSON.parse(requestText)));
+    problems.push(...compareOutcome(vector.expect, object).map((p) => `evaluate: ${p}`));
+  }
+  if (vector.expect.contract_digest) {
+    const identity = outcomeOf(api, () => api.validateContract(vector.request.contract));
+    const got = identity.decision?.contract_digest ?? show(identity.error ?? identity.host);
+    if (got !== vector.expect.contract_digest) problems.push(`validateContract: contract_digest ${got}, expected ${vector.expect.contract_digest}`);
+  }
+  return problems;
+}
+
+/** The vector directories to run: the arguments, else tests/vectors and $SCALE_UNITS_VECTORS. */
+export function vectorDirs(args, defaultDir) {
+  if (args.length) return args;
+  const dirs = [defaultDir];
+  if (process.env.SCALE_UNITS_VECTORS) dirs.push(...process.env.SCALE_UNITS_VECTORS.split(':').filter(Boolean));
+  return dirs;
+}

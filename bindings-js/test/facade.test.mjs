@@ -1,0 +1,164 @@
+// The facade's own behaviour: number handling, errors, the typed path's conversion, the other
+// functions, and the browser entry.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import * as api from 'scale-units';
+import { SCHEMA } from '../generated/schema.js';
+import { completeRequest } from './complete-request.mjs';
+
+const { ScaleUnitsError } = api;
+const vector = JSON.parse(
+  await readFile(new URL('../../tests/vectors/reference/t01-mcp-target-tracks-deterministically.json', import.meta.url), 'utf8'),
+);
+const request = () => structuredClone(vector.request);
+const typedRequest = () => completeRequest(request());
+
+function assertFieldError(fn, path) {
+  assert.throws(fn, (error) => {
+    assert.ok(error instanceof ScaleUnitsError, `not a ScaleUnitsError: ${error}`);
+    assert.equal(error.name, 'ScaleUnitsError');
+    assert.equal(error.code, 'invalid_field');
+    assert.equal(error.path, path);
+    return true;
+  });
+}
+
+test('evaluate, evaluateTyped and evaluateJson give the reference decision', () => {
+  assert.deepEqual(api.evaluate(request()), vector.expect.decision);
+  assert.deepEqual(api.evaluateTyped(typedRequest()), vector.expect.decision);
+  assert.deepEqual(JSON.parse(api.evaluateJson(JSON.stringify(vector.request))), vector.expect.decision);
+});
+
+for (const [name, evaluate, make] of [
+  ['evaluate', api.evaluate, request],
+  ['evaluateTyped', api.evaluateTyped, typedRequest],
+]) {
+  test(`${name}: non-integers and numbers beyond 2^53 are refused with the path, never rounded`, () => {
+    for (const bad of [1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, 2 ** 60, -(2 ** 53)]) {
+      const r = make();
+      r.capacities[2].reserved = bad;
+      assertFieldError(() => evaluate(r), 'capacities[2].reserved');
+    }
+    const r = make();
+    r.contract.policy.target = 1e21;
+    assertFieldError(() => evaluate(r), 'contract.policy.target');
+  });
+
+  test(`${name}: BigInt is accepted where the WIT takes u64/s64`, () => {
+    const r = make();
+    r.current_replicas = 1n;
+    r.signal.value = 250n;
+    r.contract.policy.target = 100n;
+    r.capacities[0].allocatable = 10000n;
+    assert.deepEqual(evaluate(r), vector.expect.decision);
+    r.signal.value = 2n ** 70n; // exact, and out of bounds: the component's bound check, not a wrap
+    assert.throws(() => evaluate(r), (e) => e instanceof ScaleUnitsError && e.code === 'invalid_field' && e.path.startsWith('signal'));
+  });
+
+  test(`${name}: component errors arrive as ScaleUnitsError with the wire code and path`, () => {
+    const r = make();
+    r.current_replicas = 0;
+    assert.throws(() => evaluate(r), (e) => e instanceof ScaleUnitsError && e.code === 'replicas_out_of_bounds' && e.path === 'current_replicas');
+    const s = make();
+    s.signal.source_ref = 'bearer:abc';
+    assert.throws(() => evaluate(s), (e) => e instanceof ScaleUnitsError && e.code === 'credential_in_ref');
+  });
+}
+
+test('evaluateTyped: wrong types, unknown fields, WIT spellings and a missing field are invalid_field', () => {
+  const cases = [
+    [(r) => (r.contract.policy.allow_scale_to_zero = 0), 'contract.policy.allow_scale_to_zero'],
+    [(r) => (r.contract.surface = 'mcp-gateway'), 'contract.surface'],
+    [(r) => (r.contract.surface = 'no_such_surface'), 'contract.surface'],
+    [(r) => (r.capacities[1].colour = 'red'), 'capacities[1].colour'],
+    [(r) => delete r.contract.policy.drain_seconds, 'contract.policy.drain_seconds'],
+    [(r) => (r.capacities[0].used = -1), 'capacities[0].used'],
+    [(r) => (r.current_replicas = 2n ** 63n), 'current_replicas'],
+    [(r) => (r.quotas = null), 'quotas'],
+    [(r) => (r.now = 17), 'now'],
+  ];
+  for (const [mutate, path] of cases) {
+    const r = typedRequest();
+    mutate(r);
+    assertFieldError(() => api.evaluateTyped(r), path);
+  }
+});
+
+test('evaluate refuses values JSON cannot carry exactly', () => {
+  const r = request();
+  r.now = new Date('2026-08-19T12:00:00Z');
+  assertFieldError(() => api.evaluate(r), 'now');
+  const c = request();
+  c.contract.self = c.contract;
+  assertFieldError(() => api.evaluate(c), 'contract.self');
+  assertFieldError(() => api.evaluate(() => 1), '');
+});
+
+test('evaluateJson passes text through and reports invalid_json', () => {
+  assert.throws(() => api.evaluateJson('{'), (e) => e instanceof ScaleUnitsError && e.code === 'invalid_json');
+  assert.throws(() => api.evaluateJson({}), TypeError);
+});
+
+test('validateContract returns the identity and reports contract errors', () => {
+  assert.deepEqual(api.validateContract(vector.request.contract), {
+    contract_id: vector.expect.decision.contract_id,
+    contract_digest: vector.expect.contract_digest,
+  });
+  assert.deepEqual(api.validateContractJson(JSON.stringify(vector.request.contract)).contract_id, vector.expect.decision.contract_id);
+  const bad = structuredClone(vector.request.contract);
+  bad.policy.min_replicas = 9;
+  assert.throws(() => api.validateContract(bad), (e) => e instanceof ScaleUnitsError && e.code === 'invalid_policy');
+});
+
+test('info, surfaceProfile and explain speak snake_case', () => {
+  assert.deepEqual(api.info(), { evaluator_version: '0.1.0', schema_version: '1', wit_version: '0.1.0' });
+  const profile = api.surfaceProfile('mcp_gateway');
+  assert.equal(profile.surface, 'mcp_gateway');
+  assert.deepEqual(profile.provider_quota_axes, ['provider_global_quota']);
+  assertFieldError(() => api.surfaceProfile('mcp-gateway'), 'surface');
+  const explanation = api.explain(vector.expect.decision);
+  assert.deepEqual(explanation.reasons.map((r) => r.reason), ['target_tracking']);
+});
+
+test('the s64 fields of the facade are those of the WIT', async () => {
+  const wit = await readFile(new URL('../../wit/evaluator.wit', import.meta.url), 'utf8');
+  const signed = [];
+  let record;
+  for (const line of wit.split('\n')) {
+    const r = /^\s*record ([\w-]+) \{/.exec(line);
+    if (r) record = r[1].replace(/(^|-)(\w)/g, (_, __, c) => c.toUpperCase());
+    const f = /^\s*%?([\w-]+): s64,/.exec(line);
+    if (f) signed.push(`${record}.${f[1].replace(/-(\w)/g, (_, c) => c.toUpperCase())}`);
+  }
+  const facade = await readFile(new URL('../src/facade.js', import.meta.url), 'utf8');
+  const listed = /const SIGNED = new Set\((\[[^\]]*\])\)/.exec(facade)[1];
+  assert.deepEqual(JSON.parse(listed.replaceAll("'", '"')).sort(), signed.sort());
+  for (const name of signed) {
+    const [type, field] = name.split('.');
+    assert.ok(SCHEMA.records[type].some((f) => f.name === field && f.type === 'bigint'), name);
+  }
+});
+
+test('the browser entry uses no Node API and runs on fetch alone', async () => {
+  const sources = ['../src/browser.js', '../src/facade.js', '../src/error.js', '../generated/evaluator.js', '../generated/manifest.js', '../generated/schema.js'];
+  for (const source of sources) {
+    const text = await readFile(new URL(source, import.meta.url), 'utf8');
+    assert.doesNotMatch(text, /from\s+['"]node:|require\(|\bBuffer\b|process\.(?!env\?)/, source);
+  }
+  // Node's fetch does not read file: URLs; stand in for a web server.
+  const realFetch = globalThis.fetch;
+  const fetched = [];
+  globalThis.fetch = async (url) => {
+    fetched.push(String(url));
+    return new Response(await readFile(new URL(url)));
+  };
+  try {
+    const browser = await import('../src/browser.js');
+    assert.deepEqual(browser.evaluate(request()), vector.expect.decision);
+    assert.equal(browser.componentDigest, api.componentDigest);
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+  assert.deepEqual(fetched.map((u) => u.split('/').pop()), ['evaluator.core.wasm']);
+});
