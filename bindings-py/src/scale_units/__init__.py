@@ -1,0 +1,52 @@
+"""Scale Units: fail-closed autoscaling decisions from the one evaluator component.
+
+This package runs the same ``.wasm`` the Rust host, Node and the browser run (its sha256 is
+``component_digest()``) under wasmtime. Start with ``Evaluator().evaluate(request)``.
+"""
+
+from .decision import (
+    Action,
+    CapacityAxis,
+    ContinuityMode,
+    ContractIdentity,
+    Decision,
+    EvaluatorInfo,
+    Evidence,
+    EvidenceKind,
+    EvidenceStatus,
+    Explanation,
+    Profile,
+    QuotaScope,
+    Reason,
+    ReasonText,
+    SignalKind,
+    SurfaceKind,
+)
+from .errors import ErrorCode, HostError, ScaleUnitsError
+from .evaluator import Evaluator, component_digest
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Action",
+    "CapacityAxis",
+    "ContinuityMode",
+    "ContractIdentity",
+    "Decision",
+    "ErrorCode",
+    "EvaluatorInfo",
+    "Evaluator",
+    "Evidence",
+    "EvidenceKind",
+    "EvidenceStatus",
+    "Explanation",
+    "HostError",
+    "Profile",
+    "QuotaScope",
+    "Reason",
+    "ReasonText",
+    "ScaleUnitsError",
+    "SignalKind",
+    "SurfaceKind",
+    "component_digest",
+]

@@ -1,0 +1,168 @@
+"""Private glue between the facade and ``wasmtime.component`` (wasmtime-py 50.x).
+
+wasmtime-py hands component values over as plain Python values: records as
+``wasmtime.component.Record`` objects whose attributes are the kebab-case WIT field names, enums
+as kebab-case strings, options as ``None`` or the value, lists as lists, and a
+``result<record, record>`` as a ``Variant`` tagged ``ok`` or ``err`` (both cases are records, so
+it cannot be untagged). The helpers here convert between that and the wire's snake_case dicts,
+driven only by the component's own types: no field name is written down twice.
+
+A ``wasmtime.Store`` is not thread-safe, and wasmtime-py releases the GIL while wasm runs, so
+each thread gets its own store and instance; the engine and the compiled component are shared.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import wasmtime
+from wasmtime import component as wc
+
+from .errors import HostError, ScaleUnitsError
+
+#: The exported interface, as the WIT package names it.
+INTERFACE = "scale-units:evaluator/evaluator@0.1.0"
+#: The functions the facade calls.
+FUNCTIONS = (
+    "evaluate",
+    "evaluate-json",
+    "validate-contract",
+    "validate-contract-json",
+    "surface-profile",
+    "explain",
+    "info",
+)
+
+
+class _Instance:
+    """One store and one instance of the component, for one thread."""
+
+    __slots__ = ("store", "funcs", "types")
+
+    def __init__(self, engine: wasmtime.Engine, linker: wc.Linker, component: wc.Component) -> None:
+        self.store = wasmtime.Store(engine)
+        instance = linker.instantiate(self.store, component)
+        interface = instance.get_export_index(self.store, INTERFACE)
+        if interface is None:
+            raise HostError(f"the component does not export {INTERFACE}")
+        self.funcs: dict[str, wc.Func] = {}
+        self.types: dict[str, wc.FuncType] = {}
+        for name in FUNCTIONS:
+            index = instance.get_export_index(self.store, name, interface)
+            func = instance.get_func(self.store, index) if index is not None else None
+            if func is None:
+                raise HostError(f"the component's {INTERFACE} has no function {name}")
+            self.funcs[name] = func
+            self.types[name] = func.type(self.store)
+
+
+class Runtime:
+    """The compiled component and a lazily made instance per thread.
+
+    Raises ``HostError`` when the bytes are not a component of the expected interface.
+    """
+
+    def __init__(self, wasm: bytes, fuel: int | None) -> None:
+        config = wasmtime.Config()
+        if fuel is not None:
+            config.consume_fuel = True
+        self._fuel = fuel
+        self._engine = wasmtime.Engine(config)
+        try:
+            self._component = wc.Component(self._engine, wasm)
+        except wasmtime.WasmtimeError as error:
+            raise HostError(f"not a loadable component: {error}") from error
+        # The component imports nothing, so the linker stays empty.
+        self._linker = wc.Linker(self._engine)
+        self._instantiate_lock = threading.Lock()
+        self._local = threading.local()
+        self._instance()  # fail now, not on the first call, when the exports are wrong
+
+    def _instance(self) -> _Instance:
+        instance: _Instance | None = getattr(self._local, "instance", None)
+        if instance is None:
+            with self._instantiate_lock:
+                try:
+                    instance = _Instance(self._engine, self._linker, self._component)
+                except (wasmtime.WasmtimeError, wasmtime.Trap) as error:
+                    raise HostError(f"instantiating the component failed: {error}") from error
+            self._local.instance = instance
+        return instance
+
+    def param_type(self, name: str) -> wc.ValType:
+        """The type of the first parameter of ``name``."""
+        return self._instance().types[name].params[0][1]
+
+    def result_type(self, name: str) -> wc.ValType | None:
+        """The result type of ``name``."""
+        return self._instance().types[name].result
+
+    def call(self, name: str, *args: Any) -> Any:
+        """Calls an export on this thread's instance and returns its raw value.
+
+        A trap or fuel exhaustion raises ``HostError`` and discards the instance (a trapped
+        instance may not be entered again); the next call makes a fresh one.
+        """
+        instance = self._instance()
+        try:
+            if self._fuel is not None:
+                instance.store.set_fuel(self._fuel)
+            return instance.funcs[name](instance.store, *args)
+        except (wasmtime.WasmtimeError, wasmtime.Trap) as error:
+            self._local.instance = None
+            raise HostError(f"the component failed in {name}: {error}") from error
+
+    def call_result(self, name: str, *args: Any) -> Any:
+        """Calls an export returning ``result<T, evaluation-error>``: returns ``T``'s raw value,
+        raises ``ScaleUnitsError`` for the error case."""
+        return unwrap(self.call(name, *args), name)
+
+
+def unwrap(value: Any, name: str) -> Any:
+    """The ok payload of a raw ``result``, or ``ScaleUnitsError`` from its error record."""
+    if isinstance(value, wc.Variant):
+        if value.tag == "ok":
+            return value.payload
+        if value.tag == "err":
+            error = value.payload
+            raise ScaleUnitsError(wire(error.code), error.message, error.path)
+    raise HostError(f"{name} returned {value!r}, not a result")
+
+
+def wire(kebab: str) -> str:
+    """A WIT enum case in its wire spelling (``scale-up`` is ``scale_up``)."""
+    return kebab.replace("-", "_")
+
+
+def lift(ty: wc.ValType | None, value: Any) -> Any:
+    """A raw component value as wire data: records become snake_case dicts, enums wire strings."""
+    if isinstance(ty, wc.RecordType):
+        return {wire(name): lift(field, getattr(value, name)) for name, field in ty.fields}
+    if isinstance(ty, wc.EnumType):
+        return wire(value)
+    if isinstance(ty, wc.ListType):
+        element = ty.element
+        return [lift(element, item) for item in value]
+    if isinstance(ty, wc.OptionType):
+        return None if value is None else lift(ty.payload, value)
+    return value
+
+
+def lower(ty: wc.ValType, value: Any) -> Any:
+    """Wire data as a raw component value; the inverse of ``lift``. Every field must be present
+    (``KeyError`` otherwise): the typed records have no defaults."""
+    if isinstance(ty, wc.RecordType):
+        record = wc.Record()
+        for name, field in ty.fields:
+            setattr(record, name, lower(field, value[wire(name)]))
+        return record
+    if isinstance(ty, wc.EnumType):
+        return str(value).replace("_", "-")
+    if isinstance(ty, wc.ListType):
+        element = ty.element
+        return [lower(element, item) for item in value]
+    if isinstance(ty, wc.OptionType):
+        return None if value is None else lower(ty.payload, value)
+    return value
+
