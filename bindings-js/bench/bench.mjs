@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// Per-call timing of the npm package on one realistic request (reference vector t01: an MCP
+// gateway, 4 capacity axes, a provider quota, continuity and safety; it scales up).
+//
+//   node bench/bench.mjs [VECTOR.json] [--batches N] [--calls N]
+//
+// Each path runs `batches` batches of `calls` calls after a warm-up; the table shows the median
+// per-call time over batches and the decisions per second it implies. A benchmark, not a test.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { evaluate, evaluateJson, evaluateTyped, componentDigest } from 'scale-units';
+import { completeRequest } from '../test/complete-request.mjs';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { batches: { type: 'string', default: '31' }, calls: { type: 'string', default: '1000' } },
+});
+const file = positionals[0] ?? new URL('../../tests/vectors/reference/t01-mcp-target-tracks-deterministically.json', import.meta.url);
+const { request } = JSON.parse(readFileSync(file, 'utf8'));
+const text = JSON.stringify(request);
+const complete = completeRequest(request); // the typed path has no defaults: every field given
+const batches = Number(values.batches);
+const calls = Number(values.calls);
+
+const paths = [
+  ['evaluateJson(text) -> text', () => evaluateJson(text)],
+  ['evaluate(object) -> object', () => evaluate(request)],
+  ['evaluateTyped(object) -> object', () => evaluateTyped(complete)],
+];
+
+function measure(fn) {
+  for (let i = 0; i < calls; i++) fn(); // warm-up
+  const perCall = [];
+  for (let b = 0; b < batches; b++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < calls; i++) fn();
+    perCall.push(Number(process.hrtime.bigint() - start) / 1000 / calls);
+  }
+  perCall.sort((a, b) => a - b);
+  return { median: perCall[perCall.length >> 1], min: perCall[0], max: perCall[perCall.length - 1] };
+}
+
+console.log(`scale-units (Node ${process.version}, ${componentDigest.slice(0, 19)}…), ${batches} batches × ${calls} calls`);
+console.log(`request: ${typeof file === 'string' ? file : file.pathname.split('/').slice(-2).join('/')} (${text.length} bytes of JSON)\n`);
+console.log('| path | median µs/call | min–max µs | decisions/s |');
+console.log('|---|---:|---:|---:|');
+for (const [name, fn] of paths) {
+  const { median, min, max } = measure(fn);
+  console.log(`| \`${name}\` | ${median.toFixed(2)} | ${min.toFixed(2)}–${max.toFixed(2)} | ${Math.round(1e6 / median).toLocaleString('en-US')} |`);
+}
