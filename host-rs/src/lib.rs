@@ -1,1 +1,131 @@
-//! The Rust host of the Scale Units evaluator component (work in progress, issue 3).
+#![doc = include_str!("../README.md")]
+
+mod bindings;
+mod cache;
+mod convert;
+mod error;
+mod policy;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+pub use cache::default_cache_dir;
+pub use error::HostError;
+pub use policy::{Evaluated, Policy, PolicyBuilder, Provenance};
+/// The request, contract, decision and error types: the core's, so that the component and the
+/// native core speak exactly the same types.
+pub use scale_units_core::{
+    ActionKind, CapacityAxis, CapacityDemand, CapacityObservation, ContinuityContract, ContinuityMode,
+    ContinuityObservation, ContractIdentity, Decision, ErrorCode, EvaluationError, EvaluationRequest, Evidence,
+    EvidenceKind, EvidenceStatus, PartitionLeaseContract, QuotaBinding, QuotaObservation, QuotaScope, Reason,
+    SafetyObservation, ScalePolicy, ScaleUnitContract, SignalKind, SignalObservation, SurfaceKind,
+};
+
+/// The file name of the evaluator component this workspace builds (`make component`).
+pub const COMPONENT_FILE_NAME: &str = "scale_units_evaluator.wasm";
+
+/// What a component says about itself (its `info` export).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EvaluatorInfo {
+    /// The evaluator (core) version, such as `0.1.0`.
+    pub evaluator_version: String,
+    /// The wire schema it implements: `"1"`.
+    pub schema_version: String,
+    /// The version of its WIT package, such as `0.1.0`.
+    pub wit_version: String,
+}
+
+/// The static profile of a surface (SPEC §4.3), as a component reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// The surface described.
+    pub surface: SurfaceKind,
+    /// Signals a contract may allow (and track).
+    pub allowed_signals: Vec<SignalKind>,
+    /// Capacity axes a contract must declare as hard axes.
+    pub required_capacity_axes: Vec<CapacityAxis>,
+    /// Axes that must be declared as engine authority axes.
+    pub engine_authority_axes: Vec<CapacityAxis>,
+    /// Continuity modes the surface supports.
+    pub continuity_modes: Vec<ContinuityMode>,
+    /// Whether the surface needs partitions and a fenced lease.
+    pub partition_and_fenced_lease: bool,
+    /// Axes a provider-global quota binding may use; empty when none is required.
+    pub provider_quota_axes: Vec<CapacityAxis>,
+}
+
+/// A decision in plain words, from the one catalogue in the core, as the component returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Explanation {
+    /// One line: the action and the replica counts.
+    pub summary: String,
+    /// Each reason, in the decision's order, with its description.
+    pub reasons: Vec<(Reason, String)>,
+    /// One line per evidence entry: kind, status, code and reference.
+    pub evidence: Vec<String>,
+}
+
+impl Explanation {
+    /// The explanation as text for a terminal: summary, reasons, then the evidence table.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{}", self.summary);
+        let _ = writeln!(out, "\nReasons:");
+        for (reason, text) in &self.reasons {
+            let _ = writeln!(out, "  - {reason}: {text}");
+        }
+        let _ = writeln!(out, "\nEvidence:");
+        for line in &self.evidence {
+            let _ = writeln!(out, "  {line}");
+        }
+        out
+    }
+}
+
+/// Where the evaluator component is found when none is named, in order:
+///
+/// 1. `$SCALE_UNITS_COMPONENT`, when set (and then only there);
+/// 2. `scale-units/scale_units_evaluator.wasm` in the running executable's directory or one of
+///    its three parents — so `target/release/scale-units` and test binaries in
+///    `target/debug/deps/` find `target/scale-units/`, where `make component` writes it;
+/// 3. the same file in the target directory of the workspace this crate was built in.
+///
+/// # Errors
+/// [`HostError::ComponentNotFound`] with every place looked at.
+pub fn default_component_path() -> Result<PathBuf, HostError> {
+    if let Some(path) = std::env::var_os("SCALE_UNITS_COMPONENT").filter(|path| !path.is_empty()) {
+        let path = PathBuf::from(path);
+        return if path.is_file() { Ok(path) } else { Err(HostError::ComponentNotFound { searched: vec![path] }) };
+    }
+    let mut searched = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1).take(4) {
+            searched.push(dir.join("scale-units").join(COMPONENT_FILE_NAME));
+            searched.push(dir.join(COMPONENT_FILE_NAME));
+        }
+    }
+    let target = option_env!("CARGO_TARGET_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("target"), PathBuf::from);
+    searched.push(target.join("scale-units").join(COMPONENT_FILE_NAME));
+    match searched.iter().find(|path| path.is_file()) {
+        Some(path) => Ok(path.clone()),
+        None => Err(HostError::ComponentNotFound { searched }),
+    }
+}
+
+impl Policy {
+    /// Loads the component from [`default_component_path`], with the compiled artifact cached in
+    /// [`default_cache_dir`].
+    ///
+    /// # Errors
+    /// [`HostError::ComponentNotFound`], and every error of [`PolicyBuilder::load`].
+    pub fn from_default_location() -> Result<Self, HostError> {
+        let path = default_component_path()?;
+        let builder = Policy::builder();
+        let builder = match default_cache_dir() {
+            Some(dir) => builder.cache_dir(dir),
+            None => builder,
+        };
+        builder.load_file(path)
+    }
+}

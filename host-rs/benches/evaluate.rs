@@ -1,0 +1,2 @@
+//! Benchmarks (below).
+fn main() {}

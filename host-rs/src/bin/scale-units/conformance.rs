@@ -1,0 +1,149 @@
+//! `scale-units conformance DIR...`: every vector below the folders, through the component (or
+//! the native core with `--native`), judged by the core's one set of rules
+//! (`scale_units_core::conformance`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use scale_units_core::conformance::Vector;
+use scale_units_host::Policy;
+
+use crate::{Failure, Options, exit, load_policy};
+
+/// What runs the vectors.
+enum Evaluator {
+    Component(Box<Policy>),
+    Native,
+}
+
+impl Evaluator {
+    /// The decision JSON, or the error's code and message; `Err` for a host failure.
+    fn evaluate(&self, request: &str) -> Result<Result<String, (String, String)>, String> {
+        let outcome = match self {
+            Self::Native => scale_units_core::evaluate_json(request),
+            Self::Component(policy) => match policy.evaluate_json(request) {
+                Ok(outcome) => outcome.map(|evaluated| evaluated.decision),
+                Err(error) => return Err(error.to_string()),
+            },
+        };
+        Ok(outcome.map_err(|error| (error.code().as_str().to_owned(), error.message().to_owned())))
+    }
+
+    fn contract_digest(&self, contract: &str) -> Result<Result<String, String>, String> {
+        let outcome = match self {
+            Self::Native => scale_units_core::validate_contract_json(contract),
+            Self::Component(policy) => policy.validate_contract_json(contract).map_err(|error| error.to_string())?,
+        };
+        Ok(outcome.map(|identity| identity.contract_digest).map_err(|error| error.to_string()))
+    }
+}
+
+pub(crate) fn run(options: &Options) -> Result<u8, Failure> {
+    if options.operands.is_empty() {
+        return Err(Failure::Usage("conformance needs at least one folder".to_owned()));
+    }
+    let mut files = Vec::new();
+    for dir in &options.operands {
+        collect(Path::new(dir), &mut files).map_err(|error| Failure::Host(format!("cannot read {dir}: {error}")))?;
+    }
+    files.sort();
+    files.dedup();
+    let mut known = match &options.known_failures {
+        Some(path) => known_failures(path)?,
+        None => BTreeMap::new(),
+    };
+    let evaluator =
+        if options.native { Evaluator::Native } else { Evaluator::Component(Box::new(load_policy(options, None)?)) };
+
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for file in &files {
+        let (id, verdict) = judge(&evaluator, file);
+        match (verdict, known.remove(&id)) {
+            (Ok(()), None) => passed += 1,
+            (Err(reason), None) => {
+                failed += 1;
+                out!("FAIL {id} ({}): {reason}", file.display());
+            }
+            (Err(_), Some(_)) => passed += 1,
+            (Ok(()), Some(reason)) => {
+                failed += 1;
+                out!("FAIL {id}: listed as a known failure ({reason}) but passes; remove it from the list");
+            }
+        }
+    }
+    for (id, _) in known {
+        failed += 1;
+        out!("FAIL {id}: listed as a known failure but no such vector was run");
+    }
+    out!("{passed} passed, {failed} failed");
+    Ok(if failed == 0 && passed > 0 { 0 } else { exit::FAILURE })
+}
+
+/// The vector's id (or its file name when it has none) and whether it passed.
+fn judge(evaluator: &Evaluator, file: &Path) -> (String, Result<(), String>) {
+    let fallback_id = file.display().to_string();
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(error) => return (fallback_id, Err(format!("cannot read: {error}"))),
+    };
+    let vector = match Vector::parse(&text) {
+        Ok(vector) => vector,
+        Err(error) => return (fallback_id, Err(error)),
+    };
+    let verdict = match evaluator.evaluate(&vector.request_text) {
+        Err(host) => Err(format!("host error: {host}")),
+        Ok(outcome) => {
+            let outcome = outcome.as_deref().map_err(|(code, message)| (code.as_str(), message.as_str()));
+            vector.check(outcome)
+        }
+    };
+    let verdict = verdict.and_then(|()| match Vector::contract_digest(&text) {
+        None => Ok(()),
+        Some(expected) => check_contract_digest(evaluator, &vector.request_text, &expected),
+    });
+    (vector.id, verdict)
+}
+
+fn check_contract_digest(evaluator: &Evaluator, request: &str, expected: &str) -> Result<(), String> {
+    let contract = serde_json::from_str::<serde_json::Value>(request)
+        .ok()
+        .and_then(|request| request.get("contract").map(ToString::to_string))
+        .ok_or("expect.contract_digest given, but the request has no readable contract")?;
+    match evaluator.contract_digest(&contract) {
+        Err(host) => Err(format!("host error: {host}")),
+        Ok(Err(error)) => Err(format!("contract_digest: validating the contract failed: {error}")),
+        Ok(Ok(digest)) if digest == expected => Ok(()),
+        Ok(Ok(digest)) => Err(format!("contract_digest: expected {expected}, got {digest}")),
+    }
+}
+
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if dir.is_file() {
+        files.push(dir.to_owned());
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect(&path, files)?;
+        } else if path.extension().is_some_and(|extension| extension == "json") {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// `<id> <reason>` a line; `#` starts a comment.
+fn known_failures(path: &Path) -> Result<BTreeMap<String, String>, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| Failure::Host(format!("cannot read {}: {error}", path.display())))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            let (id, reason) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+            (id.to_owned(), reason.trim().to_owned())
+        })
+        .collect())
+}

@@ -1,0 +1,113 @@
+//! The precompiled-artifact cache: a compiled component is kept on disk, keyed by the
+//! component's digest and the engine's compatibility hash, so that a later load skips Cranelift.
+//!
+//! A cache file is `MAGIC`, the sha256 of the component, the sha256 of the payload, then the
+//! payload (`Component::serialize`). Before the `unsafe` deserialization both hashes are checked
+//! again: the artifact belongs to exactly these component bytes and was not truncated or swapped.
+//! Those checks catch corruption and mix-ups, not a forger: whoever can write the cache directory
+//! can run code in the host, so it is created private (0700) and must stay so.
+
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+const MAGIC: &[u8; 16] = b"scale-units-aot1";
+const HEADER_LEN: usize = MAGIC.len() + 32 + 32;
+
+/// Feeds `Hash` output into sha256, so the engine key is stable across processes (unlike
+/// `DefaultHasher`, whose algorithm may change between Rust releases).
+struct Sha256Hasher(Sha256);
+
+impl Hasher for Sha256Hasher {
+    fn finish(&self) -> u64 {
+        0 // unused: the full digest is read with `finalize`
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}
+
+/// The cache file for `component_sha` compiled by `engine`.
+pub(crate) fn path(dir: &Path, component_sha: &[u8; 32], engine: &Engine) -> PathBuf {
+    let mut hasher = Sha256Hasher(Sha256::new());
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    let engine_key = hex(&hasher.0.finalize());
+    let component_key = hex(component_sha);
+    dir.join(format!("{component_key}-{}.cwasm", engine_key.get(..16).unwrap_or(&engine_key)))
+}
+
+/// Loads the cached compilation of the component whose sha256 is `component_sha`, or `None`
+/// when there is none or it fails a check (then the caller compiles again and overwrites it).
+pub(crate) fn load(file: &Path, component_sha: &[u8; 32], engine: &Engine) -> Option<Component> {
+    let bytes = fs::read(file).ok()?;
+    let (header, payload) = bytes.split_at_checked(HEADER_LEN)?;
+    let (magic, hashes) = header.split_at(MAGIC.len());
+    let (recorded_component, recorded_payload) = hashes.split_at(32);
+    if magic != MAGIC || recorded_component != component_sha || recorded_payload != Sha256::digest(payload).as_slice() {
+        return None;
+    }
+    // INVARIANT: `payload` is the output of `Component::serialize` for exactly the component
+    // whose sha256 is `component_sha` (checked above against the header, and the header's
+    // payload hash against the payload), written by this host into a directory private to its
+    // user, and read back under a file name that includes this engine's compatibility hash
+    // (wasmtime also refuses an artifact from an incompatible engine configuration).
+    #[expect(unsafe_code, reason = "deserializing a precompiled component; see the INVARIANT above")]
+    let component = unsafe { Component::deserialize(engine, payload) };
+    component.ok()
+}
+
+/// Stores a compiled component; failures are ignored (the cache is an optimisation).
+pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component) {
+    let Ok(payload) = component.serialize() else { return };
+    let Some(dir) = file.parent() else { return };
+    if create_private_dir(dir).is_err() {
+        return;
+    }
+    let temporary = file.with_extension(format!("tmp{}", std::process::id()));
+    let written = fs::File::create(&temporary).and_then(|mut out| {
+        out.write_all(MAGIC)?;
+        out.write_all(component_sha)?;
+        out.write_all(&Sha256::digest(&payload))?;
+        out.write_all(&payload)?;
+        out.sync_all()
+    });
+    // Rename is atomic: a reader sees the old file, the new one, or none, never half of one.
+    if written.and_then(|()| fs::rename(&temporary, file)).is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+    }
+    #[cfg(not(unix))]
+    {
+        fs::create_dir_all(dir)
+    }
+}
+
+/// The default cache directory: `$SCALE_UNITS_CACHE_DIR`, else `$XDG_CACHE_HOME/scale-units`,
+/// else `$HOME/.cache/scale-units`; `None` when none of them is set.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+    var("SCALE_UNITS_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|dir| dir.join("scale-units")))
+        .or_else(|| var("HOME").map(|dir| dir.join(".cache").join("scale-units")))
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
+        let _ = write!(out, "{byte:02x}");
+        out
+    })
+}

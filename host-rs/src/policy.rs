@@ -1,0 +1,437 @@
+//! [`Policy`]: one verified, compiled evaluator component, and the calls into it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use scale_units_core::{
+    ContractIdentity, Decision, EvaluationError, EvaluationRequest, ScaleUnitContract, SurfaceKind,
+};
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Config, Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
+
+use crate::bindings::{ScaleUnits, ScaleUnitsPre, wit};
+use crate::{EvaluatorInfo, Explanation, HostError, Profile, cache, convert};
+
+/// The schema version this host speaks.
+const SUPPORTED_SCHEMA: &str = "1";
+/// The WIT package versions this host speaks: `0.1.x` (a `0.x` minor release may break).
+const SUPPORTED_WIT: &str = "0.1.";
+
+/// Where a result came from: the component that computed it and the evaluator inside.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Provenance {
+    /// `sha256:` and the hex sha256 of the component's bytes: the evaluator's identity.
+    pub component_digest: String,
+    /// The evaluator version the component reported through `info`.
+    pub evaluator_version: String,
+}
+
+/// A result with its [`Provenance`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evaluated<T> {
+    /// The decision (typed, or its JSON text).
+    pub decision: T,
+    /// The component and evaluator that produced it.
+    pub provenance: Arc<Provenance>,
+}
+
+/// How a [`Policy`] is loaded and run. Start from [`Policy::builder`].
+#[derive(Clone, Debug)]
+pub struct PolicyBuilder {
+    expected_digest: Option<String>,
+    cache_dir: Option<PathBuf>,
+    fuel: u64,
+    memory_limit: usize,
+    max_idle_instances: usize,
+}
+
+impl Default for PolicyBuilder {
+    fn default() -> Self {
+        Self {
+            expected_digest: None,
+            cache_dir: None,
+            fuel: PolicyBuilder::DEFAULT_FUEL,
+            memory_limit: PolicyBuilder::DEFAULT_MEMORY_LIMIT,
+            max_idle_instances: PolicyBuilder::DEFAULT_MAX_IDLE_INSTANCES,
+        }
+    }
+}
+
+impl PolicyBuilder {
+    /// Fuel per call: about a thousand times what the largest valid request needs.
+    pub const DEFAULT_FUEL: u64 = 1_000_000_000;
+    /// Linear-memory limit per instance: 64 MiB.
+    pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
+    /// Idle instances kept for reuse.
+    pub const DEFAULT_MAX_IDLE_INSTANCES: usize = 8;
+
+    /// Refuses a component whose sha256 is not `digest` (`sha256:` and 64 lower-case hex digits).
+    pub fn expected_digest(mut self, digest: impl Into<String>) -> Self {
+        self.expected_digest = Some(digest.into());
+        self
+    }
+
+    /// Keeps compiled components in `dir` (see [`default_cache_dir`](crate::default_cache_dir));
+    /// without it every load compiles.
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// The fuel budget of one call; a call that runs out fails with [`HostError::OutOfFuel`].
+    pub fn fuel(mut self, fuel: u64) -> Self {
+        self.fuel = fuel;
+        self
+    }
+
+    /// The linear-memory limit of one instance, in bytes; growing past it fails the call with
+    /// [`HostError::MemoryLimit`].
+    pub fn memory_limit(mut self, bytes: usize) -> Self {
+        self.memory_limit = bytes;
+        self
+    }
+
+    /// How many idle instances are kept for reuse (0: a fresh instance for every call).
+    pub fn max_idle_instances(mut self, count: usize) -> Self {
+        self.max_idle_instances = count;
+        self
+    }
+
+    /// Loads the component at `path`.
+    ///
+    /// # Errors
+    /// [`HostError::Io`] when the file cannot be read, and every error of [`Self::load`].
+    pub fn load_file(self, path: impl AsRef<Path>) -> Result<Policy, HostError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| HostError::Io { path: path.to_owned(), source })?;
+        self.load(&bytes)
+    }
+
+    /// Verifies, compiles (or loads from the cache) and checks the component in `bytes`.
+    ///
+    /// # Errors
+    /// [`HostError::InvalidExpectedDigest`], [`HostError::DigestMismatch`],
+    /// [`HostError::InvalidComponent`], [`HostError::Imports`], [`HostError::WrongWorld`],
+    /// [`HostError::Incompatible`], and the call errors of `info`.
+    pub fn load(self, bytes: &[u8]) -> Result<Policy, HostError> {
+        let sha: [u8; 32] = Sha256::digest(bytes).into();
+        let digest = format!("sha256:{}", cache::hex(&sha));
+        if let Some(expected) = &self.expected_digest {
+            let well_formed = expected.strip_prefix("sha256:").is_some_and(|hex| {
+                hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            });
+            if !well_formed {
+                return Err(HostError::InvalidExpectedDigest(expected.clone()));
+            }
+            if *expected != digest {
+                return Err(HostError::DigestMismatch { expected: expected.clone(), actual: digest });
+            }
+        }
+
+        let engine = engine()?;
+        let component = self.compile(&engine, bytes, &sha, &digest)?;
+
+        let component_type = component.component_type();
+        let imports: Vec<String> = component_type.imports(&engine).map(|(name, _)| name.to_owned()).collect();
+        if !imports.is_empty() {
+            return Err(HostError::Imports { imports });
+        }
+        let linker = Linker::<Limits>::new(&engine);
+        let pre = linker
+            .instantiate_pre(&component)
+            .and_then(ScaleUnitsPre::new)
+            .map_err(|error| HostError::WrongWorld { reason: format!("{error:#}") })?;
+
+        let mut policy = Policy {
+            engine,
+            pre,
+            fuel: self.fuel,
+            memory_limit: self.memory_limit,
+            max_idle_instances: self.max_idle_instances,
+            idle: Mutex::new(Vec::new()),
+            info: EvaluatorInfo::default(),
+            provenance: Arc::new(Provenance { component_digest: digest, evaluator_version: String::new() }),
+        };
+        let info = policy.call(|store, evaluator| evaluator.call_info(store))?;
+        let info = convert::info(info);
+        if info.schema_version != SUPPORTED_SCHEMA {
+            let reason = format!("schema {:?} (this host speaks {SUPPORTED_SCHEMA:?})", info.schema_version);
+            return Err(HostError::Incompatible { info, reason });
+        }
+        if !info.wit_version.starts_with(SUPPORTED_WIT) {
+            let reason = format!("WIT {:?} (this host speaks {SUPPORTED_WIT}x)", info.wit_version);
+            return Err(HostError::Incompatible { info, reason });
+        }
+        policy.provenance = Arc::new(Provenance {
+            component_digest: policy.provenance.component_digest.clone(),
+            evaluator_version: info.evaluator_version.clone(),
+        });
+        policy.info = info;
+        Ok(policy)
+    }
+
+    fn compile(&self, engine: &Engine, bytes: &[u8], sha: &[u8; 32], digest: &str) -> Result<Component, HostError> {
+        let cached = self.cache_dir.as_deref().map(|dir| cache::path(dir, sha, engine));
+        if let Some(file) = &cached
+            && let Some(component) = cache::load(file, sha, engine)
+        {
+            return Ok(component);
+        }
+        let component = Component::new(engine, bytes)
+            .map_err(|error| HostError::InvalidComponent { digest: digest.to_owned(), reason: format!("{error:#}") })?;
+        if let Some(file) = &cached {
+            cache::store(file, sha, &component);
+        }
+        Ok(component)
+    }
+}
+
+/// The one engine configuration: Cranelift, fuel metering, no WASI, no threads.
+fn engine() -> Result<Engine, HostError> {
+    let mut config = Config::new();
+    config.consume_fuel(true);
+    Engine::new(&config).map_err(|error| HostError::Engine { message: format!("{error:#}") })
+}
+
+/// A loaded evaluator component: verified, compiled once, and called under a fuel budget and a
+/// memory limit.
+///
+/// `Policy` is `Send + Sync`: share it (in an `Arc`) between threads. Idle instances are reused
+/// across calls, which is sound because the evaluator keeps no state between calls; an instance
+/// whose call failed in any way (trap, fuel, memory) is dropped, never reused.
+pub struct Policy {
+    engine: Engine,
+    pre: ScaleUnitsPre<Limits>,
+    fuel: u64,
+    memory_limit: usize,
+    max_idle_instances: usize,
+    idle: Mutex<Vec<Instance>>,
+    info: EvaluatorInfo,
+    provenance: Arc<Provenance>,
+}
+
+struct Instance {
+    store: Store<Limits>,
+    evaluator: ScaleUnits,
+}
+
+/// The store's resource limiter: wasmtime's [`StoreLimits`], plus a record of whether a memory
+/// growth was refused, so that the failure is reported as [`HostError::MemoryLimit`].
+struct Limits {
+    limits: StoreLimits,
+    memory_refused: bool,
+}
+
+impl ResourceLimiter for Limits {
+    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let allowed = self.limits.memory_growing(current, desired, maximum)?;
+        if !allowed {
+            // Trap rather than let `memory.grow` return -1: the call fails at the growth.
+            self.memory_refused = true;
+            wasmtime::bail!("memory limit reached: {desired} bytes requested");
+        }
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
+    }
+}
+
+impl Policy {
+    /// Loads a component from bytes with the default settings (no cache, no expected digest).
+    ///
+    /// # Errors
+    /// See [`PolicyBuilder::load`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, HostError> {
+        PolicyBuilder::default().load(bytes)
+    }
+
+    /// Loads a component file with the default settings.
+    ///
+    /// # Errors
+    /// See [`PolicyBuilder::load_file`].
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, HostError> {
+        PolicyBuilder::default().load_file(path)
+    }
+
+    /// Settings for loading: expected digest, cache, fuel, memory, instance reuse.
+    pub fn builder() -> PolicyBuilder {
+        PolicyBuilder::default()
+    }
+
+    /// The component's digest, `sha256:` and 64 hex digits.
+    pub fn digest(&self) -> &str {
+        &self.provenance.component_digest
+    }
+
+    /// What the component reported about itself when it was loaded.
+    pub fn info(&self) -> &EvaluatorInfo {
+        &self.info
+    }
+
+    /// The provenance every result of this policy carries.
+    pub fn provenance(&self) -> &Arc<Provenance> {
+        &self.provenance
+    }
+
+    /// Evaluates a typed request inside the component.
+    ///
+    /// # Errors
+    /// The outer `Err` is a [`HostError`] (the call failed: fuel, memory, trap); the inner `Err`
+    /// is the evaluator's typed [`EvaluationError`] for a request it cannot decide on.
+    pub fn evaluate(
+        &self,
+        request: &EvaluationRequest,
+    ) -> Result<Result<Evaluated<Decision>, EvaluationError>, HostError> {
+        let request = convert::request(request);
+        let outcome = self.call(|store, evaluator| evaluator.call_evaluate(store, &request))?;
+        Ok(outcome.map(|decision| self.evaluated(convert::decision(decision))).map_err(convert::error))
+    }
+
+    /// Evaluates a request given as JSON text, parsed inside the component; the decision comes
+    /// back as the compact JSON the core writes.
+    ///
+    /// # Errors
+    /// As [`Self::evaluate`]; the inner error includes `invalid_json`.
+    pub fn evaluate_json(&self, request: &str) -> Result<Result<Evaluated<String>, EvaluationError>, HostError> {
+        let outcome = self.call(|store, evaluator| evaluator.call_evaluate_json(store, request))?;
+        Ok(outcome.map(|decision| self.evaluated(decision.json)).map_err(convert::error))
+    }
+
+    /// Validates a typed contract inside the component and returns its identity.
+    ///
+    /// # Errors
+    /// As [`Self::evaluate`].
+    pub fn validate_contract(
+        &self,
+        contract: &ScaleUnitContract,
+    ) -> Result<Result<ContractIdentity, EvaluationError>, HostError> {
+        let contract = convert::contract(contract);
+        let outcome = self.call(|store, evaluator| evaluator.call_validate_contract(store, &contract))?;
+        Ok(outcome.map(convert::identity).map_err(convert::error))
+    }
+
+    /// Validates a contract given as JSON text inside the component and returns its identity.
+    ///
+    /// # Errors
+    /// As [`Self::evaluate`]; the inner error includes `invalid_json`.
+    pub fn validate_contract_json(
+        &self,
+        contract: &str,
+    ) -> Result<Result<ContractIdentity, EvaluationError>, HostError> {
+        let outcome = self.call(|store, evaluator| evaluator.call_validate_contract_json(store, contract))?;
+        Ok(outcome.map(convert::identity).map_err(convert::error))
+    }
+
+    /// The static profile of a surface (SPEC §4.3), as the component knows it.
+    ///
+    /// # Errors
+    /// A [`HostError`] when the call fails.
+    pub fn surface_profile(&self, surface: SurfaceKind) -> Result<Profile, HostError> {
+        let surface = convert::surface_to_wit(surface);
+        self.call(|store, evaluator| evaluator.call_surface_profile(store, surface)).map(convert::profile)
+    }
+
+    /// A decision in plain words, from the catalogue inside the component.
+    ///
+    /// # Errors
+    /// A [`HostError`] when the call fails.
+    pub fn explain(&self, decision: &Decision) -> Result<Explanation, HostError> {
+        let decision = convert::decision_to_wit(decision);
+        self.call(|store, evaluator| evaluator.call_explain(store, &decision)).map(convert::explanation)
+    }
+
+    /// Instantiates the component once and drops the instance: what a call pays when no idle
+    /// instance is left. For benchmarks.
+    ///
+    /// # Errors
+    /// A [`HostError`] when instantiation fails.
+    #[doc(hidden)]
+    pub fn instantiate_once(&self) -> Result<(), HostError> {
+        self.instantiate().map(drop)
+    }
+
+    fn evaluated<T>(&self, decision: T) -> Evaluated<T> {
+        Evaluated { decision, provenance: Arc::clone(&self.provenance) }
+    }
+
+    fn instantiate(&self) -> Result<Instance, HostError> {
+        let limits = StoreLimitsBuilder::new()
+            .memory_size(self.memory_limit)
+            .instances(4)
+            .memories(2)
+            .tables(4)
+            .table_elements(10_000)
+            .build();
+        let mut store = Store::new(&self.engine, Limits { limits, memory_refused: false });
+        store.limiter(|limits| limits);
+        store.set_fuel(self.fuel).map_err(|error| HostError::Engine { message: format!("{error:#}") })?;
+        match self.pre.instantiate(&mut store) {
+            Ok(evaluator) => Ok(Instance { store, evaluator }),
+            Err(error) => Err(self.classify(error, &store)),
+        }
+    }
+
+    /// Runs `f` on an idle instance (or a fresh one) with a full fuel budget. The instance goes
+    /// back to the idle list only when the call succeeded at the wasm level.
+    fn call<R>(&self, f: impl FnOnce(&mut Store<Limits>, &wit::Guest) -> wasmtime::Result<R>) -> Result<R, HostError> {
+        let idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let mut instance = match idle {
+            Some(instance) => instance,
+            None => self.instantiate()?,
+        };
+        instance.store.set_fuel(self.fuel).map_err(|error| HostError::Engine { message: format!("{error:#}") })?;
+        let Instance { store, evaluator } = &mut instance;
+        match f(store, evaluator.scale_units_evaluator_evaluator()) {
+            Ok(value) => {
+                let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+                if idle.len() < self.max_idle_instances {
+                    idle.push(instance);
+                }
+                Ok(value)
+            }
+            // The failed instance is dropped here, whatever state it was left in.
+            Err(error) => Err(self.classify(error, &instance.store)),
+        }
+    }
+
+    fn classify(&self, error: wasmtime::Error, store: &Store<Limits>) -> HostError {
+        if store.data().memory_refused {
+            return HostError::MemoryLimit { limit_bytes: self.memory_limit };
+        }
+        match error.downcast_ref::<Trap>() {
+            Some(Trap::OutOfFuel) => HostError::OutOfFuel { budget: self.fuel },
+            _ => HostError::Trap { message: format!("{error:#}") },
+        }
+    }
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Policy")
+            .field("digest", &self.provenance.component_digest)
+            .field("info", &self.info)
+            .field("fuel", &self.fuel)
+            .field("memory_limit", &self.memory_limit)
+            .finish_non_exhaustive()
+    }
+}
+
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<Policy>();
+};
