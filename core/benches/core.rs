@@ -1,0 +1,30 @@
+//! Native core costs, the baseline every face is compared with (BENCHMARKS.md).
+
+#![allow(clippy::unwrap_used, missing_docs, reason = "a benchmark fails by panicking")]
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use scale_units_core::conformance::Vector;
+use scale_units_core::{evaluate, evaluate_json, parse_request, validate_contract};
+
+const T01: &str = include_str!("../../tests/vectors/reference/t01-mcp-target-tracks-deterministically.json");
+
+fn core(c: &mut Criterion) {
+    let request = Vector::parse(T01).unwrap().request_text;
+    let typed = parse_request(&request).unwrap();
+    let mut group = c.benchmark_group("native");
+    group.bench_function("evaluate_json", |b| b.iter(|| evaluate_json(black_box(&request)).unwrap()));
+    group.bench_function("evaluate_typed", |b| b.iter(|| evaluate(black_box(&typed)).unwrap()));
+    group.bench_function("parse_request", |b| b.iter(|| parse_request(black_box(&request)).unwrap()));
+    group.bench_function("validate_contract", |b| b.iter(|| validate_contract(black_box(&typed.contract)).unwrap()));
+    group.bench_function("sha256_1KiB", |b| {
+        use sha2::Digest;
+        let bytes = vec![b'x'; 1024];
+        b.iter(|| sha2::Sha256::digest(black_box(&bytes)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, core);
+criterion_main!(benches);
