@@ -1,0 +1,195 @@
+"""Conformance vectors (SPEC §11) run through the Python package.
+
+``python -m scale_units.conformance DIR...`` runs every ``*.json`` below the folders, prints
+each failure, and ends with the line ``N passed, N failed`` (exit 1 when any failed or none was
+found). ``--wasm FILE`` runs another component than the packaged one.
+
+A ``request`` vector goes through the dict API (``Evaluator.evaluate``), a ``request_json``
+vector through ``Evaluator.evaluate_json`` as the exact text; an expected ``contract_digest`` is
+checked with ``Evaluator.validate_contract``. Decisions are compared field by field, errors by
+code and ``message_contains``; paths are not compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .errors import HostError, ScaleUnitsError
+from .evaluator import Evaluator
+
+
+class VectorError(ValueError):
+    """A file is not a well-formed vector."""
+
+
+@dataclass(frozen=True)
+class Vector:
+    """One conformance case."""
+
+    id: str
+    path: Path
+    description: str
+    #: The request as a JSON value, for ``request`` vectors.
+    request: Any
+    #: The exact request text, for ``request_json`` vectors (then ``request`` is ``None``).
+    request_json: str | None
+    #: The complete expected decision, or ``None`` when an error is expected.
+    decision: dict[str, Any] | None
+    #: The expected error ``{code, message_contains?}``, or ``None``.
+    error: dict[str, Any] | None
+    #: What validating the request's contract must yield, when given.
+    contract_digest: str | None
+
+
+def load(path: Path) -> Vector:
+    """Reads one vector file. Raises ``VectorError`` when it is not a well-formed vector."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise VectorError(f"{path}: not a JSON file: {error}") from error
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+        raise VectorError(f"{path}: a vector is an object with a string id")
+    unknown = set(data) - {"id", "description", "request", "request_json", "expect"}
+    if unknown:
+        raise VectorError(f"{path}: unknown fields {sorted(unknown)}")
+    if ("request" in data) == ("request_json" in data):
+        raise VectorError(f"{path}: a vector needs exactly one of request and request_json")
+    if "request_json" in data and not isinstance(data["request_json"], str):
+        raise VectorError(f"{path}: request_json must be a string")
+    expect = data.get("expect")
+    if not isinstance(expect, dict) or ("decision" in expect) == ("error" in expect):
+        raise VectorError(f"{path}: expect needs exactly one of decision and error")
+    unknown = set(expect) - {"decision", "error", "contract_digest"}
+    if unknown:
+        raise VectorError(f"{path}: unknown expect fields {sorted(unknown)}")
+    error = expect.get("error")
+    if error is not None and not (isinstance(error, dict) and isinstance(error.get("code"), str)):
+        raise VectorError(f"{path}: expect.error needs a string code")
+    return Vector(
+        id=data["id"],
+        path=path,
+        description=data.get("description", ""),
+        request=data.get("request"),
+        request_json=data.get("request_json"),
+        decision=expect.get("decision"),
+        error=error,
+        contract_digest=expect.get("contract_digest"),
+    )
+
+
+def collect(folders: Iterable[Path]) -> list[Path]:
+    """Every ``*.json`` file below the folders, recursively, sorted. Raises ``VectorError`` for a
+    folder that does not exist."""
+    files: list[Path] = []
+    for folder in folders:
+        if not folder.is_dir():
+            raise VectorError(f"{folder}: not a folder")
+        files.extend(path for path in folder.rglob("*.json") if path.is_file())
+    return sorted(set(files))
+
+
+def check(evaluator: Evaluator, vector: Vector) -> str | None:
+    """Runs one vector; ``None`` when it passes, else what differed first."""
+    try:
+        if vector.request_json is not None:
+            outcome: Any = json.loads(evaluator.evaluate_json(vector.request_json))
+        else:
+            outcome = evaluator.evaluate(vector.request).to_dict()
+    except ScaleUnitsError as error:
+        outcome = error
+    problem = _compare(vector, outcome)
+    if problem is None and vector.contract_digest is not None:
+        contract = vector.request.get("contract") if isinstance(vector.request, dict) else None
+        try:
+            identity = evaluator.validate_contract(contract)  # type: ignore[arg-type]
+        except ScaleUnitsError as error:
+            return f"contract: expected digest {vector.contract_digest}, got error {error}"
+        if identity.contract_digest != vector.contract_digest:
+            return f"contract_digest: expected {vector.contract_digest}, got {identity.contract_digest}"
+    return problem
+
+
+def _compare(vector: Vector, outcome: Any) -> str | None:
+    if vector.error is not None:
+        code = vector.error["code"]
+        if not isinstance(outcome, ScaleUnitsError):
+            return f"expected error {code}, got a decision: {json.dumps(outcome)[:200]}"
+        if outcome.code.value != code:
+            return f"expected error {code}, got {outcome}"
+        fragment = vector.error.get("message_contains")
+        if fragment is not None and fragment not in outcome.message:
+            return f"error {code}: message {outcome.message!r} does not contain {fragment!r}"
+        return None
+    if isinstance(outcome, ScaleUnitsError):
+        return f"expected a decision, got error {outcome}"
+    return first_difference(vector.decision, outcome, "decision")
+
+
+def first_difference(expected: Any, actual: Any, path: str) -> str | None:
+    """The path and values of the first place where ``actual`` differs from ``expected``. JSON
+    types are strict: ``true`` is not ``1``."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key, value in expected.items():
+            if key not in actual:
+                return f"{path}.{key}: missing, expected {json.dumps(value)}"
+            difference = first_difference(value, actual[key], f"{path}.{key}")
+            if difference is not None:
+                return difference
+        extra = [key for key in actual if key not in expected]
+        return f"{path}.{extra[0]}: unexpected field" if extra else None
+    if isinstance(expected, list) and isinstance(actual, list):
+        for index, (e_item, a_item) in enumerate(zip(expected, actual)):
+            difference = first_difference(e_item, a_item, f"{path}[{index}]")
+            if difference is not None:
+                return difference
+        if len(expected) != len(actual):
+            return f"{path}: expected {len(expected)} entries, got {len(actual)}"
+        return None
+    if type(expected) is type(actual) and expected == actual:
+        return None
+    return f"{path}: expected {json.dumps(expected)}, got {json.dumps(actual)}"
+
+
+def run(evaluator: Evaluator, files: Sequence[Path]) -> list[tuple[str, str]]:
+    """Runs the vector files; returns ``(id or path, problem)`` for each failure."""
+    failures: list[tuple[str, str]] = []
+    for path in files:
+        try:
+            vector = load(path)
+        except VectorError as error:
+            failures.append((str(path), str(error)))
+            continue
+        problem = check(evaluator, vector)
+        if problem is not None:
+            failures.append((vector.id, problem))
+    return failures
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m scale_units.conformance", description=__doc__.split("\n\n")[0])
+    parser.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="folders of vectors, searched recursively")
+    parser.add_argument("--wasm", type=Path, help="the component to run (default: the packaged one)")
+    args = parser.parse_args(argv)
+    try:
+        files = collect(args.folders)
+        evaluator = Evaluator(args.wasm)
+    except (VectorError, HostError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    failures = run(evaluator, files)
+    for ident, problem in failures:
+        print(f"FAIL {ident}: {problem}")
+    if not files:
+        print(f"error: no vectors below {', '.join(map(str, args.folders))}", file=sys.stderr)
+    print(f"{len(files) - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures or not files else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
