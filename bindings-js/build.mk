@@ -29,10 +29,11 @@ js-build: js-setup
 	$(CARGO) xtask component
 	cd $(JS_DIR) && SCALE_UNITS_COMPONENT="$(abspath $(SCALE_UNITS_COMPONENT))" $(NODE) scripts/build.mjs
 
-## The digest the Rust host reports for the component (`scale-units inspect`), one line `sha256:<hex>`.
+## The digest the Rust host reports for the component: the `digest` line of `scale-units inspect`,
+## written as one line `sha256:<hex>` (the JS and Python digest checks read it).
 component-digest:
 	$(CARGO) xtask component
-	digest="$$($(CARGO) run -q --locked -p scale-units-host --bin scale-units -- inspect $(SCALE_UNITS_COMPONENT) | grep -oE 'sha256:[0-9a-f]{64}' | sed -n 1p)"; \
+	digest="$$($(CARGO) run -q --locked -p scale-units-host --bin scale-units -- inspect $(SCALE_UNITS_COMPONENT) | sed -nE 's/^digest +(sha256:[0-9a-f]{64})$$/\1/p')"; \
 	  test -n "$$digest"; echo "$$digest" > $(SCALE_UNITS_DIGEST_FILE)
 
 test-js: js-build component-digest
@@ -49,6 +50,7 @@ js-quickstart:
 	sed -n '/<!-- quickstart:begin -->/,/<!-- quickstart:end -->/p' $(JS_DIR)/README.md \
 	  | sed -n '/^```sh$$/,/^```$$/{/^```/d;p}' > $(SCALE_UNITS_TARGET)/js-quickstart.sh
 	test -s $(SCALE_UNITS_TARGET)/js-quickstart.sh
-	bash -euxo pipefail $(SCALE_UNITS_TARGET)/js-quickstart.sh
+	bash -euxo pipefail $(SCALE_UNITS_TARGET)/js-quickstart.sh | tee $(SCALE_UNITS_TARGET)/js-quickstart.out
+	grep -qE "^scale_up 1 -> 3 \[ 'target_tracking' \] sha256:[0-9a-f]{64}$$" $(SCALE_UNITS_TARGET)/js-quickstart.out
 
 .DEFAULT_GOAL := $(JS_SAVED_DEFAULT_GOAL)
