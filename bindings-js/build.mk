@@ -41,8 +41,10 @@ test-js: js-build component-digest
 	  SCALE_UNITS_HOST_DIGEST="$(abspath $(SCALE_UNITS_DIGEST_FILE))" $(NODE) --test test/
 	$(NODE) $(JS_DIR)/bin/conformance.mjs tests/vectors
 
+## Node timings with, from the same run, the native core's criterion medians for the ratio column.
 bench-js: js-build
-	$(NODE) $(JS_DIR)/bench/bench.mjs
+	$(CARGO) bench -q --locked -p scale-units-core --bench core -- --warm-up-time 1 --measurement-time 3 'native/evaluate_'
+	$(NODE) $(JS_DIR)/bench/bench.mjs --native $(SCALE_UNITS_TARGET)/criterion
 
 ## Runs the ```sh block between the quickstart markers of bindings-js/README.md, from the root.
 js-quickstart:

@@ -2,18 +2,27 @@
 // Per-call timing of the npm package on one realistic request (reference vector t01: an MCP
 // gateway, 4 capacity axes, a provider quota, continuity and safety; it scales up).
 //
-//   node bench/bench.mjs [VECTOR.json] [--batches N] [--calls N]
+//   node bench/bench.mjs [VECTOR.json] [--batches N] [--calls N] [--native CRITERION_DIR]
 //
 // Each path runs `batches` batches of `calls` calls after a warm-up; the table shows the median
-// per-call time over batches and the decisions per second it implies. A benchmark, not a test.
-import { readFileSync } from 'node:fs';
+// per-call time over batches and the decisions per second it implies. With --native (the
+// `target/criterion` folder of `cargo bench -p scale-units-core --bench core` just run, as
+// `make bench-js` does), each row also shows its ratio to the native core's median for the same
+// request: `native/evaluate_json` for the JSON paths, `native/evaluate_typed` for the typed one.
+// A benchmark, not a test.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { evaluate, evaluateJson, evaluateTyped, componentDigest } from 'scale-units';
 import { completeRequest } from '../test/complete-request.mjs';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { batches: { type: 'string', default: '31' }, calls: { type: 'string', default: '1000' } },
+  options: {
+    batches: { type: 'string', default: '31' },
+    calls: { type: 'string', default: '1000' },
+    native: { type: 'string' },
+  },
 });
 const file = positionals[0] ?? new URL('../../tests/vectors/reference/t01-mcp-target-tracks-deterministically.json', import.meta.url);
 const { request } = JSON.parse(readFileSync(file, 'utf8'));
@@ -23,10 +32,18 @@ const batches = Number(values.batches);
 const calls = Number(values.calls);
 
 const paths = [
-  ['evaluateJson(text) -> text', () => evaluateJson(text)],
-  ['evaluate(object) -> object', () => evaluate(request)],
-  ['evaluateTyped(object) -> object', () => evaluateTyped(complete)],
+  ['evaluateJson(text) -> text', () => evaluateJson(text), 'evaluate_json'],
+  ['evaluate(object) -> object', () => evaluate(request), 'evaluate_json'],
+  ['evaluateTyped(object) -> object', () => evaluateTyped(complete), 'evaluate_typed'],
 ];
+
+/** The native core's median in µs for one criterion benchmark of the `native` group. */
+function nativeMedian(name) {
+  const file = join(values.native, 'native', name, 'new', 'estimates.json');
+  if (!existsSync(file)) throw new Error(`no criterion estimate ${file}: run cargo bench -p scale-units-core --bench core first`);
+  return JSON.parse(readFileSync(file, 'utf8')).median.point_estimate / 1000;
+}
+const native = values.native ? { evaluate_json: nativeMedian('evaluate_json'), evaluate_typed: nativeMedian('evaluate_typed') } : undefined;
 
 function measure(fn) {
   for (let i = 0; i < calls; i++) fn(); // warm-up
@@ -42,9 +59,10 @@ function measure(fn) {
 
 console.log(`scale-units (Node ${process.version}, ${componentDigest.slice(0, 19)}…), ${batches} batches × ${calls} calls`);
 console.log(`request: ${typeof file === 'string' ? file : file.pathname.split('/').slice(-2).join('/')} (${text.length} bytes of JSON)\n`);
-console.log('| path | median µs/call | min–max µs | decisions/s |');
-console.log('|---|---:|---:|---:|');
-for (const [name, fn] of paths) {
+console.log(`| path | median µs/call | min–max µs | decisions/s |${native ? ' native core µs | × native |' : ''}`);
+console.log(`|---|---:|---:|---:|${native ? '---:|---:|' : ''}`);
+for (const [name, fn, nativeName] of paths) {
   const { median, min, max } = measure(fn);
-  console.log(`| \`${name}\` | ${median.toFixed(2)} | ${min.toFixed(2)}–${max.toFixed(2)} | ${Math.round(1e6 / median).toLocaleString('en-US')} |`);
+  const ratio = native ? ` \`${nativeName}\` ${native[nativeName].toFixed(2)} | ${(median / native[nativeName]).toFixed(1)} |` : '';
+  console.log(`| \`${name}\` | ${median.toFixed(2)} | ${min.toFixed(2)}–${max.toFixed(2)} | ${Math.round(1e6 / median).toLocaleString('en-US')} |${ratio}`);
 }

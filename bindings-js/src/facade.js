@@ -33,6 +33,36 @@ function checkNumber(value, path) {
   }
 }
 
+// True when JSON.stringify writes `value` exactly: only strings, booleans, null, safe integers,
+// arrays and plain objects, not too deep to be circular. Anything else takes the careful writer.
+function stringifiesExactly(value, depth = 0) {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return true;
+    case 'number':
+      return Number.isSafeInteger(value);
+    case 'object':
+      if (value === null) return true;
+      if (depth > 32) return false;
+      if (Array.isArray(value)) {
+        for (const item of value) if (!stringifiesExactly(item, depth + 1)) return false;
+        return true;
+      }
+      if (!isPlainObject(value)) return false;
+      for (const key in value) if (!stringifiesExactly(value[key], depth + 1)) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** JSON text for a plain JS value: JSON.stringify when that is exact, else `toJsonText`. */
+function requestText(value) {
+  return stringifiesExactly(value) ? JSON.stringify(value) : toJsonText(value);
+}
+
 /**
  * Writes a plain JS value as JSON text for the component's JSON entry points. Unlike
  * JSON.stringify it refuses what it cannot write exactly (NaN, 1.5, 2^53 + 2, a Date, a Map) with
@@ -200,9 +230,9 @@ export function createApi(ev) {
   return {
     componentDigest: MANIFEST.componentDigest,
     evaluateJson,
-    evaluate: (request) => JSON.parse(evaluateJson(toJsonText(request))),
+    evaluate: (request) => JSON.parse(evaluateJson(requestText(request))),
     evaluateTyped: (request) => fromWit(call(ev.evaluate, toWitRecord(request, 'EvaluationRequest', '')), 'Decision'),
-    validateContract: (contract) => fromWit(call(ev.validateContractJson, toJsonText(contract)), 'ContractIdentity'),
+    validateContract: (contract) => fromWit(call(ev.validateContractJson, requestText(contract)), 'ContractIdentity'),
     validateContractJson: (text) => {
       if (typeof text !== 'string') throw new TypeError('validateContractJson takes the contract as JSON text');
       return fromWit(call(ev.validateContractJson, text), 'ContractIdentity');
