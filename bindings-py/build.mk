@@ -3,7 +3,7 @@
 #                       component with cargo) and pytest into it
 #   make test-py        pytest: every vector, the facade, the digest against the Rust host's;
 #                       then the conformance command over tests/vectors
-#   make bench-py       per-call timings (bindings-py/bench/bench.py)
+#   make bench-py       per-call timings (bindings-py/bench/bench.py), beside the native core's
 #   make py-quickstart  the quick start of bindings-py/README.md, run exactly as written there
 # The digest check uses `component-digest` from bindings-js/build.mk (the Rust host's
 # `scale-units inspect`, written to target/scale-units/component.sha256).
@@ -12,10 +12,12 @@
 PY_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
 
 PYTHON ?= python3
+CARGO ?= cargo
 PY_DIR := bindings-py
 PY_VENV := $(PY_DIR)/.venv
 PY_BIN := $(PY_VENV)/bin/python
 SCALE_UNITS_TARGET ?= $(or $(CARGO_TARGET_DIR),target)
+SCALE_UNITS_COMPONENT ?= $(SCALE_UNITS_TARGET)/scale-units/scale_units_evaluator.wasm
 SCALE_UNITS_DIGEST_FILE ?= $(SCALE_UNITS_TARGET)/scale-units/component.sha256
 
 .PHONY: py-setup test-py bench-py py-quickstart
@@ -29,11 +31,14 @@ py-setup:
 ## pytest exits 5 when it collects nothing; that fails here like any other non-zero status.
 test-py: py-setup component-digest
 	cd $(PY_DIR) && SCALE_UNITS_HOST_DIGEST="$(abspath $(SCALE_UNITS_DIGEST_FILE))" \
+	  SCALE_UNITS_COMPONENT="$(abspath $(SCALE_UNITS_COMPONENT))" \
 	  .venv/bin/python -m pytest -q -p no:cacheprovider tests
 	$(PY_BIN) -m scale_units.conformance tests/vectors
 
+## The native core's criterion bench first, so that the table's ratios come from the same run.
 bench-py: py-setup
-	$(PY_BIN) $(PY_DIR)/bench/bench.py
+	$(CARGO) bench -q --locked -p scale-units-core --bench core -- --warm-up-time 1 --measurement-time 3 'native/evaluate_'
+	$(PY_BIN) $(PY_DIR)/bench/bench.py --criterion $(SCALE_UNITS_TARGET)/criterion
 
 ## Runs the ```sh block after the quickstart marker of bindings-py/README.md from the root, and
 ## checks it printed what the README says.
