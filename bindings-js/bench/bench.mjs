@@ -4,7 +4,7 @@
 //
 //   node bench/bench.mjs [VECTOR.json] [--batches N] [--calls N] [--native CRITERION_DIR]
 //
-// Each path runs `batches` batches of `calls` calls after a warm-up; the table shows the median
+// Each path runs `batches` batches of `calls` calls after a warm-up, interleaved with the others; the table shows the median
 // per-call time over batches and the decisions per second it implies. With --native (the
 // `target/criterion` folder of `cargo bench -p scale-units-core --bench core` just run, as
 // `make bench-js` does), each row also shows its ratio to the native core's median for the same
@@ -45,24 +45,30 @@ function nativeMedian(name) {
 }
 const native = values.native ? { evaluate_json: nativeMedian('evaluate_json'), evaluate_typed: nativeMedian('evaluate_typed') } : undefined;
 
-function measure(fn) {
-  for (let i = 0; i < calls; i++) fn(); // warm-up
-  const perCall = [];
+// Batches of the paths interleave (A B C A B C …), so a change in machine load hits every path alike.
+function measureAll(fns) {
+  for (const fn of fns) for (let i = 0; i < calls; i++) fn(); // warm-up
+  const perCall = fns.map(() => []);
   for (let b = 0; b < batches; b++) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < calls; i++) fn();
-    perCall.push(Number(process.hrtime.bigint() - start) / 1000 / calls);
+    fns.forEach((fn, p) => {
+      const start = process.hrtime.bigint();
+      for (let i = 0; i < calls; i++) fn();
+      perCall[p].push(Number(process.hrtime.bigint() - start) / 1000 / calls);
+    });
   }
-  perCall.sort((a, b) => a - b);
-  return { median: perCall[perCall.length >> 1], min: perCall[0], max: perCall[perCall.length - 1] };
+  return perCall.map((times) => {
+    times.sort((a, b) => a - b);
+    return { median: times[times.length >> 1], min: times[0], max: times[times.length - 1] };
+  });
 }
 
 console.log(`scale-units (Node ${process.version}, ${componentDigest.slice(0, 19)}…), ${batches} batches × ${calls} calls`);
 console.log(`request: ${typeof file === 'string' ? file : file.pathname.split('/').slice(-2).join('/')} (${text.length} bytes of JSON)\n`);
 console.log(`| path | median µs/call | min–max µs | decisions/s |${native ? ' native core µs | × native |' : ''}`);
 console.log(`|---|---:|---:|---:|${native ? '---:|---:|' : ''}`);
-for (const [name, fn, nativeName] of paths) {
-  const { median, min, max } = measure(fn);
+const results = measureAll(paths.map(([, fn]) => fn));
+for (const [p, [name, , nativeName]] of paths.entries()) {
+  const { median, min, max } = results[p];
   const ratio = native ? ` \`${nativeName}\` ${native[nativeName].toFixed(2)} | ${(median / native[nativeName]).toFixed(1)} |` : '';
   console.log(`| \`${name}\` | ${median.toFixed(2)} | ${min.toFixed(2)}–${max.toFixed(2)} | ${Math.round(1e6 / median).toLocaleString('en-US')} |${ratio}`);
 }

@@ -120,7 +120,20 @@ function toWitInteger(value, signed, path) {
   return big;
 }
 
-function toWit(value, type, path, owner) {
+// The schema, compiled once: snake_case keys, signedness and enum spellings per field.
+const RECORDS = new Map(
+  Object.entries(SCHEMA.records).map(([type, fields]) => {
+    const compiled = fields.map((f) => ({ ...f, key: snake(f.name), signed: SIGNED.has(`${type}.${f.name}`) }));
+    return [type, { fields: compiled, keys: new Set(compiled.map((f) => f.key)) }];
+  }),
+);
+// Wire spelling -> WIT case, per enum. Only wire spellings are accepted: `scale_up`, never `scale-up`.
+const ENUMS = new Map(
+  Object.entries(SCHEMA.enums).map(([type, cases]) => [type, new Map(cases.map((c) => [c.replaceAll('-', '_'), c]))]),
+);
+
+function toWit(value, field, path) {
+  const { type } = field;
   if (type === 'string') {
     if (typeof value !== 'string') throw invalid(path, `${path} must be a string, not ${describe(value)}`);
     return value;
@@ -129,12 +142,11 @@ function toWit(value, type, path, owner) {
     if (typeof value !== 'boolean') throw invalid(path, `${path} must be a boolean, not ${describe(value)}`);
     return value;
   }
-  if (type === 'bigint') return toWitInteger(value, SIGNED.has(owner), path);
-  const cases = SCHEMA.enums[type];
+  if (type === 'bigint') return toWitInteger(value, field.signed, path);
+  const cases = ENUMS.get(type);
   if (cases) {
-    // Wire spellings only: `scale_up`, never the WIT's `scale-up`.
-    const wit = typeof value === 'string' && !value.includes('-') ? value.replaceAll('_', '-') : undefined;
-    if (!cases.includes(wit)) throw invalid(path, `${path} must be one of ${cases.map((c) => c.replaceAll('-', '_')).join(', ')}`);
+    const wit = typeof value === 'string' ? cases.get(value) : undefined;
+    if (wit === undefined) throw invalid(path, `${path} must be one of ${[...cases.keys()].join(', ')}`);
     return wit;
   }
   return toWitRecord(value, type, path);
@@ -142,28 +154,28 @@ function toWit(value, type, path, owner) {
 
 function toWitRecord(value, type, path) {
   if (!isPlainObject(value)) throw invalid(path, `${path || 'request'} must be an object, not ${describe(value)}`);
-  const fields = SCHEMA.records[type];
+  const { fields, keys } = RECORDS.get(type);
   const out = {};
-  const known = new Set();
   for (const field of fields) {
-    const key = snake(field.name);
-    known.add(key);
-    const at = fieldPath(path, key);
-    const item = value[key];
+    const item = value[field.key];
     if (item === undefined || item === null) {
       if (field.optional) continue;
       // The typed record has no defaults: every non-optional field must be given.
+      const at = fieldPath(path, field.key);
       throw invalid(at, `${at} is required by the typed path (evaluate() applies the SPEC's defaults)`);
     }
     if (field.list) {
+      const at = fieldPath(path, field.key);
       if (!Array.isArray(item)) throw invalid(at, `${at} must be an array, not ${describe(item)}`);
-      out[field.name] = item.map((element, i) => toWit(element, field.type, `${at}[${i}]`, `${type}.${field.name}`));
+      const list = new Array(item.length);
+      for (let i = 0; i < item.length; i++) list[i] = toWit(item[i], field, `${at}[${i}]`);
+      out[field.name] = list;
     } else {
-      out[field.name] = toWit(item, field.type, at, `${type}.${field.name}`);
+      out[field.name] = toWit(item, field, fieldPath(path, field.key));
     }
   }
-  for (const key of Object.keys(value)) {
-    if (!known.has(key) && value[key] !== undefined) throw invalid(fieldPath(path, key), `unknown field ${fieldPath(path, key)}`);
+  for (const key in value) {
+    if (!keys.has(key) && value[key] !== undefined) throw invalid(fieldPath(path, key), `unknown field ${fieldPath(path, key)}`);
   }
   return out;
 }
@@ -172,11 +184,11 @@ function fromWit(value, type) {
   if (type === 'string' || type === 'boolean') return value;
   // Every integer the component returns is at most 10^15, so a number is exact; never round.
   if (type === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value;
-  if (SCHEMA.enums[type]) return value.replaceAll('-', '_');
+  if (ENUMS.has(type)) return value.replaceAll('-', '_');
   const out = {};
-  for (const field of SCHEMA.records[type]) {
+  for (const field of RECORDS.get(type).fields) {
     const item = value[field.name];
-    out[snake(field.name)] =
+    out[field.key] =
       item === undefined ? null : field.list ? item.map((element) => fromWit(element, field.type)) : fromWit(item, field.type);
   }
   return out;
@@ -238,7 +250,7 @@ export function createApi(ev) {
       return fromWit(call(ev.validateContractJson, text), 'ContractIdentity');
     },
     explain: (decision) => fromWit(call(ev.explain, toWitRecord(decision, 'Decision', '')), 'Explanation'),
-    surfaceProfile: (surface) => fromWit(call(ev.surfaceProfile, toWit(surface, 'SurfaceKind', 'surface')), 'Profile'),
+    surfaceProfile: (surface) => fromWit(call(ev.surfaceProfile, toWit(surface, { type: 'SurfaceKind' }, 'surface')), 'Profile'),
     info: () => fromWit(call(ev.info), 'EvaluatorInfo'),
   };
 }
