@@ -125,7 +125,7 @@ def unwrap(value: Any, name: str) -> Any:
         if value.tag == "ok":
             return value.payload
         if value.tag == "err":
-            error = value.payload
+            error: Any = value.payload
             raise ScaleUnitsError(wire(error.code), error.message, error.path)
     raise HostError(f"{name} returned {value!r}, not a result")
 

@@ -67,8 +67,8 @@ def load(path: Path) -> Vector:
     unknown = set(expect) - {"decision", "error", "contract_digest"}
     if unknown:
         raise VectorError(f"{path}: unknown expect fields {sorted(unknown)}")
-    error = expect.get("error")
-    if error is not None and not (isinstance(error, dict) and isinstance(error.get("code"), str)):
+    expected_error = expect.get("error")
+    if expected_error is not None and not (isinstance(expected_error, dict) and isinstance(expected_error.get("code"), str)):
         raise VectorError(f"{path}: expect.error needs a string code")
     return Vector(
         id=data["id"],
@@ -77,7 +77,7 @@ def load(path: Path) -> Vector:
         request=data.get("request"),
         request_json=data.get("request_json"),
         decision=expect.get("decision"),
-        error=error,
+        error=expected_error,
         contract_digest=expect.get("contract_digest"),
     )
 

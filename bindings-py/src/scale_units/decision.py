@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 class _WireEnum(str, Enum):
     def __str__(self) -> str:
-        return self.value
+        return str(self.value)
 
 
 class Action(_WireEnum):

@@ -22,7 +22,7 @@ class ErrorCode(str, Enum):
     REPLICAS_OUT_OF_BOUNDS = "replicas_out_of_bounds"
 
     def __str__(self) -> str:
-        return self.value
+        return str(self.value)
 
 
 class ScaleUnitsError(Exception):

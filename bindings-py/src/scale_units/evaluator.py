@@ -146,7 +146,7 @@ class Evaluator:
             elif not isinstance(text, str):
                 raise TypeError(f"JSON text must be str or bytes, not {type(text).__name__}")
             return self._runtime.call_result(name, text)
-        except UnicodeError as error:
+        except (UnicodeEncodeError, UnicodeDecodeError) as error:
             raise ScaleUnitsError(ErrorCode.INVALID_JSON, f"the text is not valid UTF-8: {error.reason}", "") from None
 
     def info(self) -> EvaluatorInfo:
