@@ -162,3 +162,14 @@ test('the browser entry uses no Node API and runs on fetch alone', async () => {
   }
   assert.deepEqual(fetched.map((u) => u.split('/').pop()), ['evaluator.core.wasm']);
 });
+
+test("index.d.ts spells every enum as the component does", async () => {
+  const dts = await readFile(new URL('../index.d.ts', import.meta.url), 'utf8');
+  for (const [type, cases] of Object.entries(SCHEMA.enums)) {
+    const name = type === 'Reason' ? 'DecisionReason' : type;
+    const m = new RegExp(`export type ${name} =([^;]+);`).exec(dts);
+    assert.ok(m, `index.d.ts lacks ${name}`);
+    const declared = [...m[1].matchAll(/'([a-z0-9_]+)'/g)].map((x) => x[1]);
+    assert.deepEqual(declared, cases.map((c) => c.replaceAll('-', '_')), name);
+  }
+});
