@@ -13,7 +13,7 @@ import pytest
 
 from conftest import ROOT
 from scale_units import Evaluator
-from scale_units.conformance import Vector, VectorError, check, collect, load
+from scale_units.conformance import Vector, VectorError, check, collect, load, read_known_failures
 
 VECTORS = ROOT / "tests" / "vectors"
 KNOWN_FAILURES = VECTORS / "known-failures" / "python.txt"
@@ -25,15 +25,7 @@ def _folders() -> list[Path]:
 
 
 def _known_failures() -> dict[str, str]:
-    if not KNOWN_FAILURES.exists():
-        return {}
-    known = {}
-    for line in KNOWN_FAILURES.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            ident, _, reason = line.partition(" ")
-            known[ident] = reason.strip()
-    return known
+    return read_known_failures(KNOWN_FAILURES) if KNOWN_FAILURES.exists() else {}
 
 
 def _load_all() -> list[Vector | VectorError]:
