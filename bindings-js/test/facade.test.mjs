@@ -173,3 +173,12 @@ test("index.d.ts spells every enum as the component does", async () => {
     assert.deepEqual(declared, cases.map((c) => c.replaceAll('-', '_')), name);
   }
 });
+
+test('a core module whose sha256 differs from the build manifest is refused', async () => {
+  const { instantiateEvaluator } = await import('../src/facade.js');
+  const real = await readFile(new URL('../generated/evaluator.core.wasm', import.meta.url));
+  const tampered = Buffer.from(real);
+  tampered[tampered.length - 1] ^= 1;
+  await assert.rejects(instantiateEvaluator(async () => tampered), /evaluator\.core\.wasm has sha256:[0-9a-f]{64}, the build recorded/);
+  assert.equal(typeof (await instantiateEvaluator(async () => real)).evaluateJson, 'function');
+});
