@@ -119,7 +119,8 @@ def _compare(vector: Vector, outcome: Any) -> str | None:
     if vector.error is not None:
         code = vector.error["code"]
         if not isinstance(outcome, ScaleUnitsError):
-            return f"expected error {code}, got a decision: {json.dumps(outcome, separators=(",", ":"))[:200]}"
+            compact = json.dumps(outcome, separators=(",", ":"))
+            return f"expected error {code}, got a decision: {compact[:200]}"
         if outcome.code.value != code:
             return f"expected error {code}, got {outcome}"
         fragment = vector.error.get("message_contains")
