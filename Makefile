@@ -26,3 +26,28 @@ lint:
 ## The native core: unit tests, every vector below tests/vectors, properties, doctests.
 test-core:
 	$(CARGO) test --locked -p scale-units-core --release
+
+# ---- The component and the Rust host (wit/, evaluator-component/, xtask/, host-rs/) ----------
+.PHONY: component wit-check test-host run-example bench-host
+
+## Build the evaluator component: target/scale-units/scale_units_evaluator.wasm (imports nothing).
+component:
+	$(CARGO) xtask component
+
+## Every WIT item documented; the built component imports nothing and its printed world equals
+## wit/snapshot/component.wit (after an intended change: cargo xtask wit-check --bless).
+wit-check:
+	$(CARGO) xtask wit-check
+
+## The host: hostile components, the precompiled cache, threads, the CLI on every example and
+## vector, and native core vs component on every vector and 10 000 generated requests.
+test-host: component
+	$(CARGO) test --locked -p scale-units-host
+
+## Evaluate the API gateway example through the component, explained in plain words.
+run-example: component
+	$(CARGO) run -q --locked -p scale-units-host --bin scale-units -- eval --format text examples/api-gateway/request.json
+
+## Criterion benchmarks of the host (figures go into BENCHMARKS.md).
+bench-host: component
+	$(CARGO) bench --locked -p scale-units-host --bench evaluate
