@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
 
-.PHONY: setup run test lint test-core
+.PHONY: setup run test lint test-core quickstart-rs
 
 # Each binding keeps its recipes beside its code.
 -include bindings-js/build.mk
@@ -15,8 +15,16 @@ CARGO ?= cargo
 setup:
 	rustup target add wasm32-unknown-unknown
 
+## The main job: set up, build the component, evaluate an example through it.
+run: setup run-example
+
 ## Every test that CI runs.
-test: setup lint test-core
+test: setup lint test-core wit-check test-host test-js test-py quickstart-rs js-quickstart py-quickstart
+
+## The Rust quick start of README.md, as written there.
+quickstart-rs: component
+	$(CARGO) run -q --locked -p scale-units-host --bin scale-units -- eval --format text examples/api-gateway/request.json \
+	  | grep -q '^scale up: 3 -> 5 replicas$$'
 
 ## Formatting and clippy with the workspace lints (warnings are errors).
 lint:
