@@ -11,6 +11,7 @@
 // request: `native/evaluate_json` for the JSON paths, `native/evaluate_typed` for the typed one.
 // A benchmark, not a test.
 import { existsSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { evaluate, evaluateJson, evaluateTyped, componentDigest } from 'scale-units';
@@ -63,6 +64,7 @@ function measureAll(fns) {
 }
 
 console.log(`scale-units (Node ${process.version}, ${componentDigest.slice(0, 19)}…), ${batches} batches × ${calls} calls`);
+console.log(`machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at start`);
 console.log(`request: ${typeof file === 'string' ? file : file.pathname.split('/').slice(-2).join('/')} (${text.length} bytes of JSON)\n`);
 console.log(`| path | median µs/call | min–max µs | decisions/s |${native ? ' native core µs | × native |' : ''}`);
 console.log(`|---|---:|---:|---:|${native ? '---:|---:|' : ''}`);
