@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs conformance vectors through the npm package: node bin/conformance.mjs DIR...
 // Prints each failure, then exactly `N passed, N failed`; exits 1 when any vector fails.
-// A vector listed in DIR/known-failures/js.txt must fail; it counts as failed if it passes.
+// A vector listed in DIR/known-failures/js.txt must fail; it counts as failed if it passes. A DIR
+// that is missing or holds no vector counts as one failure: nothing checked is not a pass.
 import * as api from 'scale-units';
 import { checkVector, findVectorFiles, knownFailures, loadVector } from './vectors.mjs';
 
@@ -13,8 +14,20 @@ if (!dirs.length) {
 let passed = 0;
 let failed = 0;
 for (const dir of dirs) {
+  let files;
+  try {
+    files = findVectorFiles(dir);
+  } catch (error) {
+    failed++;
+    console.log(`FAIL ${dir}: ${error.message}`);
+    continue;
+  }
+  if (!files.length) {
+    failed++;
+    console.log(`FAIL ${dir}: no vectors below it`);
+  }
   const known = knownFailures(dir);
-  for (const file of findVectorFiles(dir)) {
+  for (const file of files) {
     let id = file;
     let problems;
     try {
