@@ -233,22 +233,30 @@ function call(fn, arg) {
   }
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * JSON text as the component will read it. A string with a lone surrogate has no UTF-8 form; the
+ * string lowering would swap in U+FFFD, so it is refused as `invalid_json` (SPEC §1: invalid UTF-8).
+ */
+function jsonText(text, what) {
+  if (typeof text !== 'string') throw new TypeError(`${what} takes JSON text (a string)`);
+  if (text.isWellFormed ? !text.isWellFormed() : LONE_SURROGATE.test(text)) {
+    throw new ScaleUnitsError('invalid_json', 'the text holds a lone surrogate and has no UTF-8 form', '');
+  }
+  return text;
+}
+
 /** The public API over an instantiated evaluator interface. */
 export function createApi(ev) {
-  const evaluateJson = (text) => {
-    if (typeof text !== 'string') throw new TypeError('evaluateJson takes the request as JSON text');
-    return call(ev.evaluateJson, text).json;
-  };
+  const evaluateJson = (text) => call(ev.evaluateJson, jsonText(text, 'evaluateJson')).json;
   return {
     componentDigest: MANIFEST.componentDigest,
     evaluateJson,
     evaluate: (request) => JSON.parse(evaluateJson(requestText(request))),
     evaluateTyped: (request) => fromWit(call(ev.evaluate, toWitRecord(request, 'EvaluationRequest', '')), 'Decision'),
     validateContract: (contract) => fromWit(call(ev.validateContractJson, requestText(contract)), 'ContractIdentity'),
-    validateContractJson: (text) => {
-      if (typeof text !== 'string') throw new TypeError('validateContractJson takes the contract as JSON text');
-      return fromWit(call(ev.validateContractJson, text), 'ContractIdentity');
-    },
+    validateContractJson: (text) => fromWit(call(ev.validateContractJson, jsonText(text, 'validateContractJson')), 'ContractIdentity'),
     explain: (decision) => fromWit(call(ev.explain, toWitRecord(decision, 'Decision', '')), 'Explanation'),
     surfaceProfile: (surface) => fromWit(call(ev.surfaceProfile, toWit(surface, { type: 'SurfaceKind' }, 'surface')), 'Profile'),
     info: () => fromWit(call(ev.info), 'EvaluatorInfo'),

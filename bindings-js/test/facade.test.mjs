@@ -98,6 +98,10 @@ test('evaluate refuses values JSON cannot carry exactly', () => {
 test('evaluateJson passes text through and reports invalid_json', () => {
   assert.throws(() => api.evaluateJson('{'), (e) => e instanceof ScaleUnitsError && e.code === 'invalid_json');
   assert.throws(() => api.evaluateJson({}), TypeError);
+  // A lone surrogate has no UTF-8 form: refused, never replaced by U+FFFD on the way in.
+  const text = JSON.stringify(vector.request).replace('unit:mcp-gateway', 'unit:mcp-gateway\uD800');
+  assert.throws(() => api.evaluateJson(text), (e) => e instanceof ScaleUnitsError && e.code === 'invalid_json');
+  assert.throws(() => api.validateContractJson('{"unit_ref": "\uDC00"}'), (e) => e instanceof ScaleUnitsError && e.code === 'invalid_json');
 });
 
 test('validateContract returns the identity and reports contract errors', () => {
