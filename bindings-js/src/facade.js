@@ -16,6 +16,9 @@ const snake = (camel) => camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const fieldPath = (path, key) => (path ? `${path}.${key}` : key);
 const describe = (value) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
 const invalid = (path, message) => new ScaleUnitsError('invalid_field', message, path);
+// A string without lone surrogates, which alone has a UTF-8 form (jco's lowering would swap in U+FFFD).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = (text) => (text.isWellFormed ? text.isWellFormed() : !LONE_SURROGATE.test(text));
 
 function isPlainObject(value) {
   if (typeof value !== 'object' || value === null) return false;
@@ -136,6 +139,7 @@ function toWit(value, field, path) {
   const { type } = field;
   if (type === 'string') {
     if (typeof value !== 'string') throw invalid(path, `${path} must be a string, not ${describe(value)}`);
+    if (!wellFormed(value)) throw invalid(path, `${path} holds a lone surrogate and has no UTF-8 form`);
     return value;
   }
   if (type === 'boolean') {
@@ -233,15 +237,13 @@ function call(fn, arg) {
   }
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /**
  * JSON text as the component will read it. A string with a lone surrogate has no UTF-8 form; the
  * string lowering would swap in U+FFFD, so it is refused as `invalid_json` (SPEC §1: invalid UTF-8).
  */
 function jsonText(text, what) {
   if (typeof text !== 'string') throw new TypeError(`${what} takes JSON text (a string)`);
-  if (text.isWellFormed ? !text.isWellFormed() : LONE_SURROGATE.test(text)) {
+  if (!wellFormed(text)) {
     throw new ScaleUnitsError('invalid_json', 'the text holds a lone surrogate and has no UTF-8 form', '');
   }
   return text;

@@ -77,6 +77,7 @@ test('evaluateTyped: wrong types, unknown fields, WIT spellings and a missing fi
     [(r) => (r.current_replicas = 2n ** 63n), 'current_replicas'],
     [(r) => (r.quotas = null), 'quotas'],
     [(r) => (r.now = 17), 'now'],
+    [(r) => (r.contract.contract_id = 'x\uD800'), 'contract.contract_id'],
   ];
   for (const [mutate, path] of cases) {
     const r = typedRequest();
