@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -37,17 +38,20 @@ T01 = ROOT / "tests" / "vectors" / "reference" / "t01-mcp-target-tracks-determin
 COMPLETE = HERE / "t01-complete.json"
 
 
-def measure(fn: Callable[[], Any], batches: int, calls: int) -> tuple[float, float, float]:
-    """Median, min and max µs per call over the batches."""
-    for _ in range(calls):
-        fn()
-    per_call = []
-    for _ in range(batches):
-        start = time.perf_counter_ns()
+def measure(paths: list[tuple[Callable[[], Any], int]], batches: int) -> list[tuple[float, float, float]]:
+    """Median, min and max µs per call over the batches, for each ``(fn, calls)``. The paths'
+    batches are interleaved, so that a change of load on a shared machine hits them alike."""
+    for fn, calls in paths:
         for _ in range(calls):
             fn()
-        per_call.append((time.perf_counter_ns() - start) / 1000 / calls)
-    return statistics.median(per_call), min(per_call), max(per_call)
+    per_call: list[list[float]] = [[] for _ in paths]
+    for _ in range(batches):
+        for index, (fn, calls) in enumerate(paths):
+            start = time.perf_counter_ns()
+            for _ in range(calls):
+                fn()
+            per_call[index].append((time.perf_counter_ns() - start) / 1000 / calls)
+    return [(statistics.median(times), min(times), max(times)) for times in per_call]
 
 
 def parallel_throughput(evaluator: Evaluator, text: str, threads: int, seconds: float) -> tuple[float, float]:
@@ -133,11 +137,12 @@ def main() -> int:
         f"({typed_calls} for the typed paths)"
     )
     print(f"request: tests/vectors/reference/{T01.name} ({len(text)} bytes of JSON)")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; batches of the paths interleaved")
     print(f"Evaluator() (compile + instantiate): {compile_ms:.0f} ms\n")
     print("| path | median µs/call | min–max µs | decisions/s | × native |")
     print("|---|---:|---:|---:|---:|")
-    for name, fn, calls, baseline in paths:
-        median, low, high = measure(fn, args.batches, calls)
+    results = measure([(fn, calls) for _, fn, calls, _ in paths], args.batches)
+    for (name, _, _, baseline), (median, low, high) in zip(paths, results):
         ratio = f"{median / native[baseline]:.1f}× `{baseline}`" if baseline in native else "—"
         print(f"| `{name}` | {median:.1f} | {low:.1f}–{high:.1f} | {1e6 / median:,.0f} | {ratio} |")
     if native:
