@@ -25,7 +25,7 @@ SCALE_UNITS_DIGEST_FILE ?= $(SCALE_UNITS_TARGET)/scale-units/component.sha256
 ## The virtual environment, then the package: reinstalled every time, so that it carries the
 ## component built from the current sources (the build hook runs `cargo xtask component`).
 py-setup:
-	test -x $(PY_BIN) || $(PYTHON) -m venv $(PY_VENV) \
+	test -x $(PY_VENV)/bin/pip || $(PYTHON) -m venv $(PY_VENV) \
 	  || { echo "$(PYTHON) -m venv failed: install Python 3.10+ with venv (Debian: python3-venv)" >&2; exit 1; }
 	$(PY_BIN) -m pip install --quiet --disable-pip-version-check ./$(PY_DIR) 'pytest>=8'
 
