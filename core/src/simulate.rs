@@ -427,3 +427,71 @@ pub fn simulate(
     summary.final_replicas = pending.map_or(replicas, |(_, count)| count);
     Ok(Simulation { steps, summary })
 }
+
+/// Runs a simulation described as JSON and returns it as JSON.
+///
+/// The input is an object with `contract` (as in a request), `initial_replicas` (default: the
+/// contract's `min_replicas`), `actuation_delay_s` (default 0), and the trace as either
+/// `trace_csv` (the text [`parse_trace_csv`] reads) or `trace` (a list of objects with the
+/// [`TraceStep`] fields; `at` required, the rest optional or `null`). The output is
+/// `{"steps": [...], "summary": {...}}` with the field names of [`Simulation`].
+///
+/// # Errors
+/// `invalid_json` and `invalid_field` for a malformed input (with its path), and every error of
+/// [`simulate`].
+pub fn simulate_json(input: &str) -> Result<String, EvaluationError> {
+    use crate::json::{self, Fields};
+    let root = json::parse(input)?;
+    let mut fields = Fields::new(&root, "")?;
+    let contract = {
+        let (value, path) = fields.required("contract")?;
+        crate::parse::contract(value, &path)?
+    };
+    let initial_replicas = match fields.optional("initial_replicas")? {
+        Some((value, path)) => json::uint(value, &path)?,
+        None => contract.policy.min_replicas,
+    };
+    let actuation_delay_s = match fields.optional("actuation_delay_s")? {
+        Some((value, path)) => json::uint(value, &path)?,
+        None => 0,
+    };
+    let csv = fields.optional("trace_csv")?;
+    let list = fields.optional("trace")?;
+    let trace = match (csv, list) {
+        (Some((value, path)), None) => parse_trace_csv(&json::string(value, &path)?)?,
+        (None, Some((value, path))) => json::array(value, &path)?
+            .iter()
+            .enumerate()
+            .map(|(i, item)| trace_step(item, &json::index(&path, i)))
+            .collect::<Result<Vec<_>, _>>()?,
+        _ => return Err(trace_error(String::new(), "give the trace as exactly one of `trace_csv` and `trace`")),
+    };
+    fields.finish()?;
+    let simulation = simulate(&contract, &SimulationOptions { initial_replicas, actuation_delay_s }, &trace)?;
+    // Serializing strings, integers and booleans into a String cannot fail.
+    Ok(serde_json::to_string(&simulation).unwrap_or_default())
+}
+
+fn trace_step(value: &crate::json::Json, path: &str) -> Result<TraceStep, EvaluationError> {
+    use crate::json::{self, Fields};
+    let mut f = Fields::new(value, path)?;
+    let count =
+        |f: &mut Fields<'_>, name: &str| f.nullable(name).map(|(value, path)| json::uint(value, &path)).transpose();
+    let flag =
+        |f: &mut Fields<'_>, name: &str| f.nullable(name).map(|(value, path)| json::boolean(value, &path)).transpose();
+    let step = TraceStep {
+        at: {
+            let (value, path) = f.required("at")?;
+            json::string(value, &path)?
+        },
+        signal: count(&mut f, "signal")?,
+        capacity_headroom: count(&mut f, "capacity_headroom")?,
+        quota_headroom: count(&mut f, "quota_headroom")?,
+        active_sessions: count(&mut f, "active_sessions")?,
+        ready: flag(&mut f, "ready")?,
+        overloaded: flag(&mut f, "overloaded")?,
+        noisy_neighbor: flag(&mut f, "noisy_neighbor")?,
+    };
+    f.finish()?;
+    Ok(step)
+}

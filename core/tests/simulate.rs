@@ -128,3 +128,26 @@ fn bad_traces_are_typed_errors() {
         simulate(&contract, &SimulationOptions { initial_replicas: 1, actuation_delay_s: 0 }, &naive).unwrap_err();
     assert_eq!(error.code().as_str(), "invalid_time");
 }
+
+#[test]
+fn json_input_with_csv_or_list_gives_the_same_simulation() {
+    let csv = format!(
+        r#"{{"contract": {CONTRACT}, "initial_replicas": 1,
+            "trace_csv": "time,signal\n2026-08-19T12:00:00Z,550\n2026-08-19T12:01:00Z,\n"}}"#
+    );
+    let list = format!(
+        r#"{{"contract": {CONTRACT}, "initial_replicas": 1, "trace": [
+            {{"at": "2026-08-19T12:00:00Z", "signal": 550}}, {{"at": "2026-08-19T12:01:00Z", "signal": null}}]}}"#
+    );
+    let a = scale_units_core::simulate::simulate_json(&csv).unwrap();
+    let b = scale_units_core::simulate::simulate_json(&list).unwrap();
+    assert_eq!(a, b);
+    let value: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert_eq!(value["steps"][0]["action"], "scale_up");
+    assert_eq!(value["steps"][1]["reasons"][0], "signal_missing");
+    assert_eq!(value["summary"]["blocked_steps"], 1);
+    let both = format!(r#"{{"contract": {CONTRACT}, "trace_csv": "time\n2026-08-19T12:00:00Z", "trace": []}}"#);
+    assert_eq!(scale_units_core::simulate::simulate_json(&both).unwrap_err().code().as_str(), "invalid_field");
+    let unknown = format!(r#"{{"contract": {CONTRACT}, "trace": [], "speed": 2}}"#);
+    assert_eq!(scale_units_core::simulate::simulate_json(&unknown).unwrap_err().path(), "speed");
+}
