@@ -173,6 +173,13 @@ def test_a_broken_component_is_a_host_error() -> None:
         Evaluator(b"\0asm not a component")
 
 
+def test_expect_digest_refuses_another_component(evaluator: Evaluator) -> None:
+    digest = evaluator.component_digest
+    assert Evaluator(expect_digest=digest).component_digest == digest
+    with pytest.raises(HostError):
+        Evaluator(expect_digest="sha256:" + "0" * 64)
+
+
 def test_fuel_exhaustion_is_a_host_error_and_the_evaluator_recovers(request_t01: dict[str, Any]) -> None:
     starved = Evaluator(fuel=50_000)
     with pytest.raises(HostError):

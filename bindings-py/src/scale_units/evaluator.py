@@ -57,12 +57,20 @@ class Evaluator:
     :param wasm: the component's bytes or a path to it; by default the one in this package.
     :param fuel: when set, each call may run at most this many wasm instructions (wasmtime
         fuel) and fails with ``HostError`` beyond; a typical request uses about 2.3 million.
-        Off by default: fuel metering costs about 15% per call.
+        Off by default: fuel metering costs about 20% per call.
+    :param expect_digest: when set, a component with another ``sha256:<hex>`` is refused with
+        ``HostError`` before it is compiled (as the CLI's ``--expect-digest``).
     """
 
     __slots__ = ("_digest", "_runtime")
 
-    def __init__(self, wasm: bytes | str | os.PathLike[str] | None = None, *, fuel: int | None = None) -> None:
+    def __init__(
+        self,
+        wasm: bytes | str | os.PathLike[str] | None = None,
+        *,
+        fuel: int | None = None,
+        expect_digest: str | None = None,
+    ) -> None:
         if wasm is None:
             data = bundled_component()
         elif isinstance(wasm, (bytes, bytearray)):
@@ -73,6 +81,8 @@ class Evaluator:
         if fuel is not None and fuel <= 0:
             raise ValueError("fuel must be positive")
         self._digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        if expect_digest is not None and expect_digest != self._digest:
+            raise HostError(f"the component is {self._digest}, not the expected {expect_digest}")
         self._runtime = _component.Runtime(data, fuel)
 
     @property
