@@ -30,10 +30,12 @@ quickstart-rs: component
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	$(CARGO) clippy -p scale-units-core --all-targets --features schema --locked -- -D warnings
 
-## The native core: unit tests, every vector below tests/vectors, properties, doctests.
+## The native core: unit tests, every vector below tests/vectors, properties, simulation,
+## doctests, and the published JSON Schemas (schema/) against the types they come from.
 test-core:
-	$(CARGO) test --locked -p scale-units-core --release
+	$(CARGO) test --locked -p scale-units-core --release --features schema
 
 # ---- The component and the Rust host (wit/, evaluator-component/, xtask/, host-rs/) ----------
 .PHONY: component wit-check test-host run-example bench-host
