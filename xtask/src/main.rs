@@ -54,8 +54,12 @@ fn main() -> ExitCode {
 }
 
 fn workspace_root() -> PathBuf {
-    // xtask/ sits directly below the workspace root.
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    // xtask/ sits directly below the workspace root. `cargo run` sets CARGO_MANIFEST_DIR for the
+    // process; it is read at run time first because a target directory shared by two clones may
+    // hold a binary built from the other one.
+    let manifest_dir =
+        env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest_dir.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
 fn target_dir(root: &Path) -> PathBuf {
