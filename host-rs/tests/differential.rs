@@ -1,5 +1,6 @@
 //! The component and the native core agree byte for byte: on every vector, and on generated
-//! requests (mutations of the examples and vectors), through the JSON and the typed entry points.
+//! requests (mutations of the examples and vectors), through the JSON and the typed entry points,
+//! and on contract validation.
 #![allow(
     clippy::panic,
     clippy::expect_used,
@@ -50,6 +51,18 @@ fn assert_same(request: &str, label: &str) -> bool {
         if let Ok(decision) = &component {
             assert_eq!(Ok(scale_units_core::decision_to_json(decision)), native_json(request), "{label}");
         }
+    }
+    // The contract on its own, when there is one to validate.
+    if let Some(contract) =
+        serde_json::from_str::<Value>(request).ok().and_then(|value| value.get("contract").map(Value::to_string))
+    {
+        let native = scale_units_core::validate_contract_json(&contract)
+            .map_err(|e| (e.code().to_string(), e.message().to_owned(), e.path().to_owned()));
+        let component = policy()
+            .validate_contract_json(&contract)
+            .expect("no host error")
+            .map_err(|e| (e.code().to_string(), e.message().to_owned(), e.path().to_owned()));
+        assert_eq!(native, component, "validate-contract-json differs for {label}:\n{contract}");
     }
     native.is_ok()
 }
