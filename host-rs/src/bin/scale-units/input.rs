@@ -40,10 +40,37 @@ pub(crate) fn read_json(source: &str) -> Result<Result<String, EvaluationError>,
 }
 
 fn yaml_to_json(text: &str) -> Result<String, EvaluationError> {
-    let value: serde_json::Value = serde_saphyr::from_str(text).map_err(|error| {
+    // YAML 1.2 booleans only (`yes`/`on` stay strings, and the evaluator refuses them where a
+    // boolean is due); a duplicate key is an error, as in JSON.
+    let options = serde_saphyr::options! {
+        strict_booleans: true,
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+    };
+    let value: serde_json::Value = serde_saphyr::from_str_with_options(text, options).map_err(|error| {
         EvaluationError::new(ErrorCode::InvalidJson, format!("the document is not valid YAML: {error}"), "")
     })?;
     serde_json::to_string(&value).map_err(|error| {
         EvaluationError::new(ErrorCode::InvalidJson, format!("the YAML document has no JSON form: {error}"), "")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::yaml_to_json;
+
+    #[test]
+    fn yaml_becomes_the_json_the_evaluator_judges() {
+        let json = yaml_to_json(
+            "a: yes\nb: on\nc: 1.0\nd: 7\ne: 2026-08-19T12:00:00Z\nf: ~\ng: 18446744073709551615\nh: true\ni: '1'\n",
+        )
+        .expect("valid YAML");
+        // YAML 1.1 booleans stay strings, floats stay floats (the evaluator refuses both where an
+        // integer or a boolean is due), times stay strings, and big integers stay exact.
+        assert_eq!(
+            json,
+            r#"{"a":"yes","b":"on","c":1.0,"d":7,"e":"2026-08-19T12:00:00Z","f":null,"g":18446744073709551615,"h":true,"i":"1"}"#
+        );
+        let duplicate = yaml_to_json("a: 1\na: 2\n").expect_err("a duplicate key");
+        assert_eq!(duplicate.code(), scale_units_host::ErrorCode::InvalidJson);
+    }
 }
