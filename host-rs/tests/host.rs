@@ -108,6 +108,11 @@ fn a_component_of_another_world_is_refused() {
         Err(HostError::WrongWorld { reason }) => assert!(reason.contains("scale-units:evaluator"), "{reason}"),
         other => panic!("expected WrongWorld, got {other:?}"),
     }
+    // The evaluator's interface name with other contents is another world too.
+    match Policy::from_bytes(&common::impostor_component()) {
+        Err(HostError::WrongWorld { reason }) => assert!(!reason.is_empty()),
+        other => panic!("expected WrongWorld for the impostor, got {other:?}"),
+    }
     assert_still_serving();
 }
 

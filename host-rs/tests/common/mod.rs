@@ -159,21 +159,30 @@ pub fn hostile_component(behaviour: Behaviour, info: &Info<'_>, extra_world: Opt
 
 /// A component of another world altogether: `other:thing/api.hello: func() -> u32`.
 pub fn other_world_component() -> Vec<u8> {
-    let mut resolve = Resolve::default();
-    let package = resolve
-        .push_str(
-            "other.wit",
-            "package other:thing@1.0.0;\n\
-             interface api { hello: func() -> u32; }\n\
-             world other { export api; }\n",
-        )
-        .expect("the other WIT parses");
-    let world = resolve.select_world(&[package], None).expect("the world exists");
-    let mut module = wat::parse_str(
-        r#"(module
-             (memory (export "memory") 1)
-             (func (export "other:thing/api@1.0.0#hello") (result i32) i32.const 42))"#,
+    single_function_component(
+        "package other:thing@1.0.0;\ninterface api { hello: func() -> u32; }\nworld other { export api; }\n",
+        "other:thing/api@1.0.0#hello",
     )
+}
+
+/// An impostor: the evaluator's interface name, but only `info`, and returning a number.
+pub fn impostor_component() -> Vec<u8> {
+    single_function_component(
+        "package scale-units:evaluator@0.1.0;\n\
+         interface evaluator { info: func() -> u32; }\n\
+         world scale-units { export evaluator; }\n",
+        "scale-units:evaluator/evaluator@0.1.0#info",
+    )
+}
+
+/// A component of the one-package world `wit` exporting one `func() -> u32` as `export`.
+fn single_function_component(wit: &str, export: &str) -> Vec<u8> {
+    let mut resolve = Resolve::default();
+    let package = resolve.push_str("other.wit", wit).expect("the WIT parses");
+    let world = resolve.select_world(&[package], None).expect("the world exists");
+    let mut module = wat::parse_str(format!(
+        r#"(module (memory (export "memory") 1) (func (export "{export}") (result i32) i32.const 42))"#
+    ))
     .expect("the WAT parses");
     wit_component::embed_component_metadata(&mut module, &resolve, world, StringEncoding::UTF8)
         .expect("metadata embeds");
