@@ -49,10 +49,11 @@ component:
 wit-check:
 	$(CARGO) xtask wit-check
 
-## The host: hostile components, the precompiled cache, threads, the CLI on every example and
-## vector, and native core vs component on every vector and 10 000 generated requests.
+## The adapter's spellings, and the host: hostile components, the precompiled cache, threads, the
+## CLI on every example and vector, native core vs component on every vector and 10 000
+## generated requests.
 test-host: component
-	$(CARGO) test --locked -p scale-units-host
+	$(CARGO) test --locked -p scale-units-component -p scale-units-host
 
 ## Evaluate the API gateway example through the component, explained in plain words.
 run-example: component

@@ -63,3 +63,17 @@ mod export {
     use super::{Evaluator, bindings};
     bindings::export!(Evaluator with_types_in bindings);
 }
+
+#[cfg(test)]
+mod tests {
+    /// `info` reports the version of the WIT package this adapter was generated from.
+    #[test]
+    fn wit_version_is_the_packages() {
+        let wit = include_str!("../../wit/evaluator.wit");
+        let declared = wit
+            .lines()
+            .find_map(|line| line.strip_prefix("package scale-units:evaluator@"))
+            .and_then(|rest| rest.strip_suffix(';'));
+        assert_eq!(declared, Some(super::WIT_VERSION));
+    }
+}
