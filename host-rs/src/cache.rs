@@ -11,6 +11,7 @@ use std::fs;
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
@@ -69,7 +70,10 @@ pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component
     if create_private_dir(dir).is_err() {
         return;
     }
-    let temporary = file.with_extension(format!("tmp{}", std::process::id()));
+    // Unique per process and call, so that concurrent stores never write one temporary file.
+    static STORES: AtomicU64 = AtomicU64::new(0);
+    let call = STORES.fetch_add(1, Ordering::Relaxed);
+    let temporary = file.with_extension(format!("tmp-{}-{call}", std::process::id()));
     let written = fs::File::create(&temporary).and_then(|mut out| {
         out.write_all(MAGIC)?;
         out.write_all(component_sha)?;
