@@ -22,6 +22,11 @@ function withoutContract(text, format) {
     return `${JSON.stringify(rest, null, 2)}\n`;
   }
   const doc = parseDocument(text);
+  // A comment above the first key is the file's own; keep it when that key is `contract`.
+  const first = doc.contents?.items?.[0];
+  if (first?.key?.value === 'contract' && first.key.commentBefore) {
+    doc.commentBefore = [doc.commentBefore, first.key.commentBefore].filter(Boolean).join('\n');
+  }
   doc.deleteIn(['contract']);
   return doc.toString({ lineWidth: 0 });
 }
