@@ -134,8 +134,8 @@ function changed({ immediate = false } = {}) {
 function loadExample(id) {
   const example = examples.find((e) => e.id === id) ?? examples[0];
   exampleId = example.id;
-  contractEditor.set(example.contract.text, example.contract.format);
-  requestEditor.set(example.request.text, example.request.format);
+  contractEditor.set(example.contract.text, example.contract.format, { keepScroll: false });
+  requestEditor.set(example.request.text, example.request.format, { keepScroll: false });
   for (const card of $('gallery').children) card.setAttribute('aria-pressed', String(card.dataset.example === exampleId));
   changed({ immediate: true });
 }
@@ -180,8 +180,8 @@ async function restore(fragment) {
   const state = await decodeState(fragment);
   exampleId = state.example ?? null;
   for (const card of $('gallery').children) card.setAttribute('aria-pressed', String(card.dataset.example === exampleId));
-  contractEditor.set(state.contract.text, state.contract.format);
-  requestEditor.set(state.request.text, state.request.format);
+  contractEditor.set(state.contract.text, state.contract.format, { keepScroll: false });
+  requestEditor.set(state.request.text, state.request.format, { keepScroll: false });
   lastContractText = null;
   simulator.restore(state.sim);
   evaluateNow();

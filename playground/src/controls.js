@@ -170,8 +170,9 @@ export class Controls {
     const hi0 = Math.max(...spans);
     const margin = Math.max(120_000, (hi0 - lo0) / 4);
     if (!this.window || document.activeElement !== this.now) {
-      const lo = Math.min(lo0 - margin, now);
-      const hi = Math.max(hi0 + margin, now);
+      // Whole seconds, so every slider position is a whole-second `now`.
+      const lo = Math.floor(Math.min(lo0 - margin, now) / 1000) * 1000;
+      const hi = Math.ceil(Math.max(hi0 + margin, now) / 1000) * 1000;
       this.window = [lo, hi];
       this.now.max = String(Math.round((hi - lo) / 1000));
     }

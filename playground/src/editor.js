@@ -45,9 +45,9 @@ export class Editor {
     return this.area.value;
   }
 
-  /** Replaces the text (and format) without losing the scroll position. */
-  set(text, format = this.format) {
-    const top = this.area.scrollTop;
+  /** Replaces the text (and format); `keepScroll` for an edit of the same document. */
+  set(text, format = this.format, { keepScroll = true } = {}) {
+    const top = keepScroll ? this.area.scrollTop : 0;
     this.area.value = text;
     this.format = format;
     for (const [f, button] of Object.entries(this.formatButtons)) button.setAttribute('aria-pressed', String(f === format));
