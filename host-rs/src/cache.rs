@@ -5,7 +5,8 @@
 //! payload (`Component::serialize`). Before the `unsafe` deserialization both hashes are checked
 //! again: the artifact belongs to exactly these component bytes and was not truncated or swapped.
 //! Those checks catch corruption and mix-ups, not a forger: whoever can write the cache directory
-//! can run code in the host, so it is created private (0700) and must stay so.
+//! can run code in the host, so it is created private (0700), and an entry is used only while
+//! it and its directory belong to this user and are writable by no one else.
 
 use std::fs;
 use std::hash::{Hash, Hasher};
@@ -46,6 +47,9 @@ pub(crate) fn path(dir: &Path, component_sha: &[u8; 32], engine: &Engine) -> Pat
 /// Loads the cached compilation of the component whose sha256 is `component_sha`, or `None`
 /// when there is none or it fails a check (then the caller compiles again and overwrites it).
 pub(crate) fn load(file: &Path, component_sha: &[u8; 32], engine: &Engine) -> Option<Component> {
+    if !private(file) || !file.parent().is_some_and(private) {
+        return None;
+    }
     let bytes = fs::read(file).ok()?;
     let (header, payload) = bytes.split_at_checked(HEADER_LEN)?;
     let (magic, hashes) = header.split_at(MAGIC.len());
@@ -55,9 +59,10 @@ pub(crate) fn load(file: &Path, component_sha: &[u8; 32], engine: &Engine) -> Op
     }
     // INVARIANT: `payload` is the output of `Component::serialize` for exactly the component
     // whose sha256 is `component_sha` (checked above against the header, and the header's
-    // payload hash against the payload), written by this host into a directory private to its
-    // user, and read back under a file name that includes this engine's compatibility hash
-    // (wasmtime also refuses an artifact from an incompatible engine configuration).
+    // payload hash against the payload), written by this host into a directory that only its
+    // user can write (checked above), and read back under a file name that includes this
+    // engine's compatibility hash (wasmtime also refuses an artifact from an incompatible engine
+    // configuration).
     #[expect(unsafe_code, reason = "deserializing a precompiled component; see the INVARIANT above")]
     let component = unsafe { Component::deserialize(engine, payload) };
     component.ok()
@@ -85,6 +90,37 @@ pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component
     if written.and_then(|()| fs::rename(&temporary, file)).is_err() {
         let _ = fs::remove_file(&temporary);
     }
+}
+
+/// Whether only this user can write `path`: owned by the current user and not writable by group
+/// or others (Unix). Elsewhere, the directory's access control is the operator's concern.
+fn private(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // `fs::metadata` follows symlinks: a link is judged by what it points to.
+        fs::metadata(path).is_ok_and(|meta| meta.mode() & 0o022 == 0 && meta.uid() == current_uid())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        true
+    }
+}
+
+/// The current user's id, read from a file this process just created (no `libc` call needed).
+#[cfg(unix)]
+fn current_uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    static UID: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    let uid = UID.get_or_init(|| {
+        let probe = std::env::temp_dir().join(format!("scale-units-uid-{}", std::process::id()));
+        let uid = fs::File::create(&probe).and_then(|file| file.metadata()).map(|meta| meta.uid()).ok();
+        let _ = fs::remove_file(&probe);
+        uid
+    });
+    // No id: nothing is trusted (u32::MAX owns no cache file).
+    uid.unwrap_or(u32::MAX)
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

@@ -216,6 +216,22 @@ fn the_precompiled_cache_is_used_and_a_corrupt_entry_is_recompiled() {
     std::fs::copy(&other_entry, entry).expect("swap the artifact");
     let fourth = Policy::builder().cache_dir(&dir).load(component_bytes()).expect("recompiles");
     assert_eq!(fourth.info().evaluator_version, scale_units_core::EVALUATOR_VERSION);
+
+    // A forged entry (the other artifact under a header with the right hashes) in a directory
+    // that others may write is never deserialized.
+    #[cfg(unix)]
+    {
+        use sha2::Digest as _;
+        use std::os::unix::fs::PermissionsExt as _;
+        let other_payload = std::fs::read(&other_entry).expect("read")[16 + 64..].to_vec();
+        let mut forged = std::fs::read(entry).expect("read")[..16 + 32].to_vec();
+        forged.extend_from_slice(&sha2::Sha256::digest(&other_payload));
+        forged.extend_from_slice(&other_payload);
+        std::fs::write(entry, &forged).expect("forge the entry");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let fifth = Policy::builder().cache_dir(&dir).load(component_bytes()).expect("compiles instead");
+        assert_eq!(fifth.info().evaluator_version, scale_units_core::EVALUATOR_VERSION);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
