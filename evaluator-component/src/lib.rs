@@ -47,6 +47,10 @@ impl wit::Guest for Evaluator {
         convert::explanation(&core::explain(&convert::decision_from_wit(decision)))
     }
 
+    fn simulate_json(input_json: String) -> Result<wit::SimulationJson, wit::EvaluationError> {
+        core::simulate::simulate_json(&input_json).map(|json| wit::SimulationJson { json }).map_err(convert::error)
+    }
+
     fn info() -> wit::EvaluatorInfo {
         wit::EvaluatorInfo {
             evaluator_version: core::EVALUATOR_VERSION.to_owned(),

@@ -337,6 +337,16 @@ impl Policy {
         Ok(outcome.map(convert::identity).map_err(convert::error))
     }
 
+    /// Replays a contract over a trace inside the component (the WIT `simulate-json`): input and
+    /// output are the JSON documents that function describes.
+    ///
+    /// # Errors
+    /// As [`Self::evaluate`]; the inner error names the trace row and column of a bad cell.
+    pub fn simulate_json(&self, input: &str) -> Result<Result<String, EvaluationError>, HostError> {
+        let outcome = self.call(|store, evaluator| evaluator.call_simulate_json(store, input))?;
+        Ok(outcome.map(|simulation| simulation.json).map_err(convert::error))
+    }
+
     /// The static profile of a surface (SPEC §4.3), as the component knows it.
     ///
     /// # Errors

@@ -203,3 +203,59 @@ fn hex_sha256(bytes: &[u8]) -> String {
     use sha2::Digest as _;
     sha2::Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
 }
+
+#[test]
+fn simulate_replays_a_trace_through_the_component() {
+    let svg = std::env::temp_dir().join(format!("scale-units-sim-{}.svg", std::process::id()));
+    let svg_arg = svg.to_string_lossy().into_owned();
+    let output = run(&[
+        "simulate",
+        "--format",
+        "json",
+        "--initial",
+        "3",
+        "--svg",
+        &svg_arg,
+        "examples/api-gateway/contract.json",
+        "examples/traces/metrics-outage-mid-spike.csv",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let simulation: Value = serde_json::from_str(stdout(&output).trim()).expect("one JSON simulation");
+    let steps = simulation["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 8);
+    // The failed metric reads block and keep the count: never read as an idle gateway.
+    for step in &steps[2..4] {
+        assert_eq!(step["action"], "blocked");
+        assert_eq!(step["reasons"], serde_json::json!(["signal_missing"]));
+        assert_eq!(step["replicas_after"], step["replicas_before"]);
+    }
+    assert_eq!(simulation["summary"]["blocked_seconds"], 120);
+    let chart = std::fs::read_to_string(&svg).expect("the chart was written");
+    let _ = std::fs::remove_file(&svg);
+    assert!(chart.starts_with("<svg"));
+    assert_eq!(chart.matches(r#"class="blocked""#).count(), 2);
+
+    let text = run(&[
+        "simulate",
+        "--format",
+        "text",
+        "--initial",
+        "4",
+        "examples/rlm-pool/contract.json",
+        "examples/traces/drain-with-sessions-open.csv",
+    ]);
+    assert_eq!(text.status.code(), Some(0));
+    assert!(stdout(&text).contains("active_sessions_block_drain"));
+}
+
+#[test]
+fn simulate_reports_a_bad_trace_cell_at_its_row_and_column() {
+    let trace = std::env::temp_dir().join(format!("scale-units-bad-trace-{}.csv", std::process::id()));
+    std::fs::write(&trace, "time,signal\n2026-08-19T12:00:00Z,10\n2026-08-19T12:01:00Z,ten\n").unwrap();
+    let output = run(&["simulate", "--format", "json", "examples/api-gateway/contract.json", &trace.to_string_lossy()]);
+    let _ = std::fs::remove_file(&trace);
+    assert_eq!(output.status.code(), Some(2));
+    let error: Value = serde_json::from_str(stdout(&output).trim()).expect("one JSON error");
+    assert_eq!(error["error"]["code"], "invalid_field");
+    assert_eq!(error["error"]["path"], "trace[1].signal");
+}

@@ -16,6 +16,7 @@ macro_rules! out {
 mod conformance;
 mod input;
 mod inspect;
+mod simulate;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -29,6 +30,8 @@ usage:
   scale-units validate [OPTIONS] CONTRACT   validate a contract: its contract_id and contract_digest
   scale-units conformance [OPTIONS] DIR...  run every vector (*.json) below the folders
   scale-units inspect COMPONENT.wasm        digest, size, info, exported world and imports
+  scale-units simulate [OPTIONS] CONTRACT TRACE.csv
+                                            replay a contract over a trace: steps and a summary
 
 options:
   --format json|text        output (default: text on a terminal, json otherwise)
@@ -38,6 +41,9 @@ options:
   --provenance              (eval, json) wrap as {\"decision\": …, \"provenance\": …}
   --native                  (conformance) run the native core instead of the component
   --known-failures FILE     (conformance) vectors expected to fail: `<id> <reason>` a line
+  --initial N               (simulate) replicas before the first step (default: min_replicas)
+  --delay SECONDS           (simulate) from accepting a scale to the replicas being there
+  --svg FILE                (simulate) also draw signal, replicas and blocked spans as SVG
 
 exit: 0 ok, 1 host failure or failed vector, 2 evaluation error, 64 usage";
 
@@ -68,6 +74,9 @@ struct Options {
     provenance: bool,
     native: bool,
     known_failures: Option<PathBuf>,
+    initial_replicas: Option<u64>,
+    actuation_delay_s: Option<u64>,
+    svg: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -86,6 +95,7 @@ fn main() -> ExitCode {
         "validate" => validate(&options),
         "conformance" => conformance::run(&options),
         "inspect" => inspect::run(&options),
+        "simulate" => simulate::run(&options),
         _ => Err(Failure::Usage(format!("unknown command {:?}", options.command))),
     };
     match outcome {
@@ -139,6 +149,9 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
         provenance: false,
         native: false,
         known_failures: None,
+        initial_replicas: None,
+        actuation_delay_s: None,
+        svg: None,
     };
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
@@ -153,6 +166,9 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
             "--component" => options.component = Some(PathBuf::from(value("--component")?)),
             "--expect-digest" => options.expect_digest = Some(value("--expect-digest")?),
             "--known-failures" => options.known_failures = Some(PathBuf::from(value("--known-failures")?)),
+            "--initial" => options.initial_replicas = Some(count(&value("--initial")?, "--initial")?),
+            "--delay" => options.actuation_delay_s = Some(count(&value("--delay")?, "--delay")?),
+            "--svg" => options.svg = Some(PathBuf::from(value("--svg")?)),
             "--no-cache" => options.no_cache = true,
             "--provenance" => options.provenance = true,
             "--native" => options.native = true,
@@ -162,6 +178,10 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
         }
     }
     Ok(options)
+}
+
+fn count(text: &str, name: &str) -> Result<u64, String> {
+    text.parse().map_err(|_| format!("{name} takes a whole number, not {text:?}"))
 }
 
 /// Loads the component the options name, or the default one.
