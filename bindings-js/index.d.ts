@@ -156,6 +156,68 @@ export interface Explanation {
 }
 export interface EvaluatorInfo { evaluator_version: string; schema_version: string; wit_version: string }
 
+/** One step of a simulation trace: `at` and any of the other columns; absent evidence is synthesized fresh. */
+export interface TraceStep {
+  /** The step's time; steps must not go back in time. */
+  at: Time;
+  /** The target signal's value; absent or `null` is a failed read (a missing observation), never zero. */
+  signal?: Integer | null;
+  /** Extra replicas that still fit on every capacity axis (default ample; `0` saturates engine axes). */
+  capacity_headroom?: Integer | null;
+  /** Extra replicas every bound quota still allows (default ample; `0`: the quota ran dry). */
+  quota_headroom?: Integer | null;
+  /** Active sessions in the continuity store (default 0). */
+  active_sessions?: Integer | null;
+  /** Whether the continuity store is ready (default true). */
+  ready?: boolean | null;
+  /** Whether the fleet is shedding load (default false). */
+  overloaded?: boolean | null;
+  /** Whether a noisy neighbour degrades the fleet (default false). */
+  noisy_neighbor?: boolean | null;
+}
+/** The input of `simulate`: a contract and a trace, as CSV text (`trace_csv`) or steps (`trace`), exactly one. */
+export interface SimulationInput {
+  contract: ScaleUnitContract;
+  /** Replicas before the first step, 0..=10000 (default: the contract's `min_replicas`). */
+  initial_replicas?: Integer;
+  /** Seconds between accepting a scale and the replicas being there, 0..=86400 (default 0). */
+  actuation_delay_s?: Integer;
+  /** A header (`time` or `at`, `signal`, and any TraceStep column) and one row a step; `#` comments. */
+  trace_csv?: string;
+  trace?: TraceStep[];
+}
+/** What happened at one step: the real decision, and the replicas around it. */
+export interface SimulationStep {
+  at: Time;
+  /** `null` when the read failed. */
+  signal: number | null;
+  replicas_before: number;
+  /** After the decision was applied (unchanged while an actuation delay is pending). */
+  replicas_after: number;
+  action: ActionKind;
+  desired_replicas: number;
+  reasons: DecisionReason[];
+  decision_id: string;
+}
+/** Totals; a step lasts until the next step, the last one zero seconds. */
+export interface SimulationSummary {
+  steps: number;
+  scale_ups: number;
+  scale_downs: number;
+  blocked_steps: number;
+  blocked_seconds: number;
+  /** Blocked seconds per reason, in first-seen order. */
+  blocked_by_reason: { reason: DecisionReason; seconds: number }[];
+  /** Seconds during which the signal needed more replicas than were running. */
+  seconds_over_target: number;
+  /** Seconds during which more replicas ran than the signal needed (above the floor). */
+  seconds_under_target: number;
+  peak_replicas: number;
+  /** Replicas after the last step, a still-pending scale included. */
+  final_replicas: number;
+}
+export interface Simulation { steps: SimulationStep[]; summary: SimulationSummary }
+
 /** A request the evaluator cannot decide on (SPEC §9). Traps and host faults are other errors. */
 export class ScaleUnitsError extends Error {
   readonly name: 'ScaleUnitsError';
@@ -182,5 +244,13 @@ export function validateContractJson(contractJson: string): ContractIdentity;
 export function explain(decision: Decision): Explanation;
 /** The static profile of a surface (SPEC §4.3). Throws ScaleUnitsError for an unknown surface. */
 export function surfaceProfile(surface: SurfaceKind): Profile;
+/**
+ * Replays a contract over a trace in the component (every step a real decision). Throws
+ * ScaleUnitsError: the contract's errors, `invalid_field` at the trace cell (`trace[3].signal`),
+ * `invalid_time` for a malformed step time.
+ */
+export function simulate(input: SimulationInput): Simulation;
+/** `simulate` on JSON text; returns the simulation's JSON text as the core writes it. Throws ScaleUnitsError, TypeError for a non-string. */
+export function simulateJson(inputJson: string): string;
 /** The evaluator, schema and WIT versions. Never throws. */
 export function info(): EvaluatorInfo;

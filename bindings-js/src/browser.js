@@ -21,4 +21,6 @@ export const {
   explain,
   surfaceProfile,
   info,
+  simulate,
+  simulateJson,
 } = api;

@@ -252,6 +252,7 @@ function jsonText(text, what) {
 /** The public API over an instantiated evaluator interface. */
 export function createApi(ev) {
   const evaluateJson = (text) => call(ev.evaluateJson, jsonText(text, 'evaluateJson')).json;
+  const simulateJson = (text) => call(ev.simulateJson, jsonText(text, 'simulateJson')).json;
   return {
     componentDigest: MANIFEST.componentDigest,
     evaluateJson,
@@ -262,5 +263,8 @@ export function createApi(ev) {
     explain: (decision) => fromWit(call(ev.explain, toWitRecord(decision, 'Decision', '')), 'Explanation'),
     surfaceProfile: (surface) => fromWit(call(ev.surfaceProfile, toWit(surface, { type: 'SurfaceKind' }, 'surface')), 'Profile'),
     info: () => fromWit(call(ev.info), 'EvaluatorInfo'),
+    simulateJson,
+    // Like `evaluate`, the object goes through JSON: the core applies the input's defaults.
+    simulate: (input) => JSON.parse(simulateJson(requestText(input))),
   };
 }

@@ -16,4 +16,6 @@ export const {
   explain,
   surfaceProfile,
   info,
+  simulate,
+  simulateJson,
 } = api;
