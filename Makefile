@@ -10,6 +10,7 @@ CARGO ?= cargo
 # Each binding keeps its recipes beside its code.
 -include bindings-js/build.mk
 -include bindings-py/build.mk
+-include playground/build.mk
 
 ## Install what a fresh machine lacks (the wasm target).
 setup:
@@ -19,7 +20,7 @@ setup:
 run: setup run-example
 
 ## Every test that CI runs.
-test: setup lint test-core wit-check test-host test-js test-py quickstart-rs js-quickstart py-quickstart
+test: setup lint test-core wit-check test-host test-js test-py quickstart-rs js-quickstart py-quickstart test-playground
 
 ## The Rust quick start of README.md, as written there.
 quickstart-rs: component

@@ -40,7 +40,7 @@ const controls = new Controls($('controls'), (edits) => {
   changed({ immediate: true });
 });
 
-const simulator = new Simulator($('sim-inputs'), $('sim-output'), catalogue, () => scheduleShare());
+const simulator = new Simulator($('sim-inputs'), $('sim-output'), catalogue, () => scheduleShare(), (id) => loadExample(id));
 
 // ---- the one evaluation -----------------------------------------------------------------------
 

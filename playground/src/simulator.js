@@ -4,13 +4,17 @@ import * as scaleUnits from 'scale-units';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { h } from './dom.js';
-import { TRACES } from './traces.js';
+import { ALL_TRACES as TRACES } from './traces.js';
 
 const ROWS_SHOWN = 400;
 
 export class Simulator {
-  /** `onChange()` is called when the simulator's own state changes (for the share link). */
-  constructor(inputsRoot, outputRoot, catalogue, onChange) {
+  /**
+   * `onChange()` is called when the simulator's own state changes (for the share link);
+   * `loadExample(id)` loads a gallery example (a trace file names the one it was made for).
+   */
+  constructor(inputsRoot, outputRoot, catalogue, onChange, loadExample) {
+    this.loadExample = loadExample;
     this.out = outputRoot;
     this.catalogue = catalogue;
     this.onChange = onChange;
@@ -19,7 +23,10 @@ export class Simulator {
     this.available = typeof scaleUnits.simulate === 'function';
 
     this.select = h('select', { id: 'sim-trace', 'aria-label': 'trace' });
-    for (const t of TRACES) this.select.append(h('option', { value: t.id }, t.title));
+    const shaped = h('optgroup', { label: 'Shaped to this contract' });
+    const files = h('optgroup', { label: 'From examples/traces/' });
+    for (const t of TRACES) (t.file ? files : shaped).append(h('option', { value: t.id }, t.title));
+    this.select.append(shaped, files);
     this.select.append(h('option', { value: 'custom' }, 'Your own trace (edited or uploaded)'));
     this.story = h('p', { className: 'muted story', id: 'sim-story' });
     this.csv = h('textarea', { id: 'sim-csv', spellcheck: false, wrap: 'off', rows: 10, 'aria-label': 'trace CSV' });
@@ -80,7 +87,16 @@ export class Simulator {
 
   describe() {
     const t = TRACES.find((x) => x.id === this.select.value);
-    this.story.textContent = t ? t.story : 'Your own trace: one row a step; an empty signal cell is a failed read.';
+    this.story.replaceChildren(t ? t.story : 'Your own trace: one row a step; an empty signal cell is a failed read.');
+    if (t?.example) {
+      const load = h('button', { type: 'button', className: 'link', id: 'sim-load-example' }, `load the ${t.example} example`);
+      load.addEventListener('click', () => {
+        this.loadExample(t.example);
+        this.initial.value = String(t.make().initialReplicas);
+        this.changed();
+      });
+      this.story.append(' ', load);
+    }
   }
 
   /** Regenerates the ready trace for the current contract. */
@@ -97,6 +113,11 @@ export class Simulator {
   setContract(contract) {
     this.contract = contract;
     if (this.select.value !== 'custom') this.applyTrace();
+    // A restored state keeps its own initial count over the trace's suggestion, once.
+    if (this.restoredInitial !== undefined) {
+      this.initial.value = this.restoredInitial;
+      this.restoredInitial = undefined;
+    }
     this.schedule();
   }
 
@@ -110,7 +131,7 @@ export class Simulator {
     if (this.select.value === 'custom') this.csv.value = state.csv ?? '';
     else this.applyTrace();
     this.describe();
-    if (state.initial !== undefined) this.initial.value = state.initial;
+    if (state.initial !== undefined) this.initial.value = this.restoredInitial = state.initial;
     if (state.delay !== undefined) this.delay.value = state.delay;
   }
 
@@ -140,7 +161,11 @@ export class Simulator {
   }
 
   render({ steps, summary }) {
-    const chartBox = h('div', { id: 'sim-chart', className: 'chart', dataset: { steps: String(steps.length), blocked: String(summary.blocked_steps) } });
+    const chartBox = h('div', {
+      id: 'sim-chart',
+      className: 'chart',
+      dataset: { trace: this.select.value, initial: this.initial.value, steps: String(steps.length), blocked: String(summary.blocked_steps) },
+    });
     const target = Number(this.contract?.policy?.target) || 1;
     const text = (r) => this.catalogue.get(r) ?? r;
     const stat = (label, value, id) => h('div', { className: 'stat', id }, h('span', { className: 'stat-value' }, String(value)), h('span', { className: 'stat-label' }, label));

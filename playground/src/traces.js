@@ -1,5 +1,10 @@
-// Ready traces for the simulator, shaped to the contract in the editor (its target and replica
-// bounds) so each one tells its story on any surface. Plain CSV, the format `trace_csv` reads.
+// Ready traces for the simulator: four shaped to the contract in the editor (its target and
+// replica bounds) so each tells its story on any surface, and the CSV files of examples/traces/
+// (read at build time) with the contract and initial count their README suggests. Plain CSV, the
+// format `trace_csv` reads.
+import readme from '../../examples/README.md?raw';
+
+const traceFiles = import.meta.glob('../../examples/traces/*.csv', { query: '?raw', import: 'default', eager: true });
 
 const START = Date.parse('2026-08-19T12:00:00Z');
 const STEP_S = 60;
@@ -85,3 +90,29 @@ export const TRACES = [
     },
   },
 ];
+
+// `| `name.csv` | `surface/contract.json --initial N` | what it shows |` in examples/README.md.
+function exampleTraces() {
+  const rows = new Map();
+  for (const line of readme.split('\n')) {
+    const m = /^\|\s*`([^`]+\.csv)`\s*\|\s*`([^`/]+)\/contract\.json(?:\s+--initial\s+(\d+))?`\s*\|(.*)\|\s*$/.exec(line);
+    if (m) rows.set(m[1], { example: m[2], initial: m[3], what: m[4].trim().replaceAll('`', '') });
+  }
+  return Object.entries(traceFiles)
+    .map(([path, text]) => {
+      const file = path.split('/').pop();
+      const row = rows.get(file) ?? {};
+      return {
+        id: `examples/traces/${file}`,
+        title: file,
+        file: true,
+        example: row.example,
+        story: `${row.what ?? 'A trace from examples/traces/.'}${row.example ? ` Made for the ${row.example} example${row.initial ? `, from ${row.initial} replicas` : ''}.` : ''}`,
+        make: () => ({ csv: text, initialReplicas: Number(row.initial ?? 1) }),
+      };
+    })
+    .sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** Every ready trace: the shaped ones, then the files of examples/traces/. */
+export const ALL_TRACES = [...TRACES, ...exampleTraces()];

@@ -191,7 +191,7 @@ test('JSON and YAML are the same request', async () => {
 test('a simulation runs and draws its chart', async () => {
   await pick(page, 'api-gateway');
   await page.selectOption('#sim-trace', 'outage');
-  await page.waitForSelector('#sim-chart[data-steps="40"] canvas');
+  await page.waitForSelector('#sim-chart[data-trace="outage"][data-steps="40"] canvas');
   assert.ok(Number(await page.getAttribute('#sim-chart', 'data-blocked')) > 0);
   const blocked = await page.$$eval('#sim-blocked-reasons li', (items) => items.map((li) => li.dataset.reason));
   assert.deepEqual(blocked, ['signal_missing']);
@@ -206,17 +206,26 @@ test('a simulation runs and draws its chart', async () => {
     mimeType: 'text/csv',
     buffer: Buffer.from('time,signal\n2026-08-19T12:00:00Z,900\n2026-08-19T12:01:00Z,\n2026-08-19T12:02:00Z,900\n'),
   });
-  await page.waitForSelector('#sim-chart[data-steps="3"] canvas');
+  await page.waitForSelector('#sim-chart[data-trace="custom"][data-steps="3"] canvas');
   assert.equal(await page.inputValue('#sim-trace'), 'custom');
   assert.equal(await page.textContent('#sum-blocked .stat-value'), '1');
 
-  // A bad cell is the component's error at its row and column.
+  // A bad cell, typed into the trace: the component's error at its row and column.
+  await page.click('details.csv summary');
   await page.fill('#sim-csv', 'time,signal\n2026-08-19T12:00:00Z,lots\n');
   await page.waitForSelector('#sim-error[data-path="trace[0].signal"]');
 
   await page.selectOption('#sim-trace', 'drain');
   await pick(page, 'rlm-pool');
+  await page.waitForSelector('#sim-chart[data-trace="drain"]');
   await page.waitForSelector('#sim-blocked-reasons li[data-reason="active_sessions_block_drain"]');
+
+  // A trace file of examples/traces/, with the example it was made for.
+  await page.selectOption('#sim-trace', 'examples/traces/provider-quota-runs-dry.csv');
+  await page.click('#sim-load-example');
+  await page.waitForSelector('.card[data-example="mcp-gateway"][aria-pressed="true"]');
+  await page.waitForSelector('#sim-chart[data-trace="examples/traces/provider-quota-runs-dry.csv"][data-initial="2"]');
+  await page.waitForSelector('#sim-blocked-reasons li[data-reason="provider_quota_exhausted"]');
 });
 
 test('a share link reloads the same state', async () => {
@@ -225,7 +234,9 @@ test('a share link reloads the same state', async () => {
   await verdict(page, 'blocked');
   await page.click('#editor-request button[data-format="yaml"]');
   await page.selectOption('#sim-trace', 'quota');
-  await page.waitForSelector('#sim-chart[data-steps="40"]');
+  await page.fill('#sim-initial', '3');
+  await page.dispatchEvent('#sim-initial', 'change');
+  await page.waitForSelector('#sim-chart[data-trace="quota"][data-initial="3"][data-steps="40"]');
   await page.click('#share');
   await page.waitForSelector('#share-status:not(:empty)');
   const url = page.url();
@@ -246,7 +257,9 @@ test('a share link reloads the same state', async () => {
   assert.equal(await decisionId(again), want.id);
   assert.deepEqual(await reasons(again), want.reasons);
   assert.equal(await again.inputValue('#sim-trace'), 'quota');
-  await again.waitForSelector(`#sim-chart[data-steps="40"][data-blocked="${want.blocked}"]`);
+  assert.equal(await again.inputValue('#sim-initial'), '3');
+  await again.waitForSelector(`#sim-chart[data-trace="quota"][data-initial="3"][data-steps="40"][data-blocked="${want.blocked}"]`);
+  assert.ok(Number(want.blocked) > 0, 'the quota runs dry on the MCP gateway');
   assert.equal(await again.getAttribute('.card[data-example="mcp-gateway"]', 'aria-pressed'), 'true');
   await shot(again, '06-shared');
   await again.close();
