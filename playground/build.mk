@@ -39,6 +39,6 @@ playground: playground-build
 
 test-playground: playground-build playground-setup
 	cd $(PG_DIR) && CHROMIUM_PATH="$(CHROMIUM)" PLAYGROUND_SCREENSHOTS="$(abspath $(SCALE_UNITS_TARGET))/playground-screenshots" \
-	  $(NODE) --test --test-reporter=spec test/e2e.test.mjs
+	  $(NODE) --test --test-reporter=spec test/unit.test.mjs test/e2e.test.mjs
 
 .DEFAULT_GOAL := $(PG_SAVED_DEFAULT_GOAL)

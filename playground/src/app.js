@@ -1,6 +1,6 @@
 // The playground: two editors, the live decision, the controls, the simulator and the share link,
 // all over the one evaluator component (bindings-js's browser entry). Nothing here decides.
-import { ScaleUnitsError, componentDigest, evaluate, info } from 'scale-units';
+import { ScaleUnitsError, componentDigest, evaluate, info, validateContractJson } from 'scale-units';
 import decisionSchema from '../../schema/decision.schema.json';
 import { Controls } from './controls.js';
 import { reasonCatalogue, renderDecision } from './decision.js';
@@ -44,10 +44,29 @@ const simulator = new Simulator($('sim-inputs'), $('sim-output'), catalogue, () 
 
 // ---- the one evaluation -----------------------------------------------------------------------
 
+/**
+ * JSON text through the component's own parser first: it names the line of a syntax error and
+ * refuses a duplicate key (SPEC §1), which JSON.parse would let through with the last value.
+ */
+function parseEditor(editor) {
+  if (editor.format === 'json') {
+    try {
+      validateContractJson(editor.text);
+    } catch (error) {
+      if (error instanceof ScaleUnitsError && error.code === 'invalid_json') {
+        const at = /line (\d+) column (\d+)/.exec(error.message);
+        return { error: { message: error.message.replace(/^.*? is not valid JSON: /, ''), line: at ? Number(at[1]) : undefined } };
+      }
+      // Any other refusal is about the contract's content, which the evaluation reports.
+    }
+  }
+  return parseText(editor.text, editor.format);
+}
+
 function evaluateNow() {
   const problems = [];
-  const contract = parseText(contractEditor.text, contractEditor.format);
-  const request = parseText(requestEditor.text, requestEditor.format);
+  const contract = parseEditor(contractEditor);
+  const request = parseEditor(requestEditor);
   if (contract.error) problems.push({ editor: 'contract', source: 'syntax', line: contract.error.line, message: contract.error.message });
   if (request.error) problems.push({ editor: 'request', source: 'syntax', line: request.error.line, message: request.error.message });
 

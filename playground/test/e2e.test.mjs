@@ -173,8 +173,12 @@ test('errors are shown at their path and line', async () => {
   assert.match((await page.inputValue('#text-contract')).split('\n')[contractLine - 1], /"target": "lots"/);
   await shot(page, '04-errors');
 
+  // Syntax, as the component's parser reads it: the line, and a duplicate key is an error.
   await replaceIn(page, 'contract', '"target": "lots"', '"target": 100,,');
-  await page.waitForSelector('#problem-list li[data-source="syntax"][data-editor="contract"]');
+  const syntax = page.locator('#problem-list li[data-source="syntax"][data-editor="contract"]');
+  assert.equal(await syntax.getAttribute('data-line'), String(contractLine));
+  await replaceIn(page, 'contract', '"target": 100,,', '"target": 100, "target": 200,');
+  await page.waitForSelector('#problem-list li[data-source="syntax"][data-editor="contract"]:has-text("duplicate key")');
 });
 
 test('JSON and YAML are the same request', async () => {
