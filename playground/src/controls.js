@@ -185,7 +185,7 @@ export class Controls {
       if (!decision) return '';
       const kind = o.path[0] === 'capacities' ? 'capacity' : o.path[0] === 'quotas' ? 'quota' : o.path[0];
       const e = decision.evidence.find((x) => x.kind === kind && x.ref === o.o.source_ref);
-      return e ? e.status : 'not used';
+      return e ? e.status : 'not-used';
     };
     this.timeline.replaceChildren(
       ...list.map((o) => {
@@ -202,7 +202,7 @@ export class Controls {
               : null,
             h('span', { className: 'tl-now', style: `left:${at(now)}` }),
           ),
-          h('span', { className: `tl-status ${status}` }, status),
+          h('span', { className: `tl-status ${status}` }, status.replace('-', ' ')),
         );
       }),
     );
