@@ -81,8 +81,9 @@ impl EvidenceStatus {
 pub struct ReasonText {
     /// The reason.
     pub reason: Reason,
-    /// [`Reason::describe`] of it.
-    pub text: &'static str,
+    /// [`Reason::describe`] of it (a `String`, so that a host can carry the words a component
+    /// returned).
+    pub text: String,
 }
 
 /// A decision in plain words.
@@ -131,7 +132,7 @@ pub fn explain(decision: &Decision) -> Explanation {
             if decision.drain_required { "; a drain is required" } else { "" }
         ),
     };
-    let reasons = decision.reasons.iter().map(|&reason| ReasonText { reason, text: reason.describe() }).collect();
+    let reasons = decision.reasons.iter().map(|&reason| ReasonText { reason, text: reason.describe().to_owned() }).collect();
     let evidence = decision
         .evidence
         .iter()

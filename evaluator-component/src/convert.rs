@@ -336,7 +336,7 @@ pub(crate) fn explanation(explanation: &core::Explanation) -> wit::Explanation {
         reasons: explanation
             .reasons
             .iter()
-            .map(|line| wit::ReasonText { reason: reason_to_wit(line.reason), text: line.text.to_owned() })
+            .map(|line| wit::ReasonText { reason: reason_to_wit(line.reason), text: line.text.clone() })
             .collect(),
         evidence: explanation.evidence.clone(),
     }

@@ -329,7 +329,11 @@ pub(crate) fn profile(profile: wit::Profile) -> crate::Profile {
 pub(crate) fn explanation(explanation: wit::Explanation) -> crate::Explanation {
     crate::Explanation {
         summary: explanation.summary,
-        reasons: explanation.reasons.into_iter().map(|line| (reason(line.reason), line.text)).collect(),
+        reasons: explanation
+            .reasons
+            .into_iter()
+            .map(|line| core::ReasonText { reason: reason(line.reason), text: line.text })
+            .collect(),
         evidence: explanation.evidence,
     }
 }

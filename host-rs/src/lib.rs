@@ -6,7 +6,6 @@ mod convert;
 mod error;
 mod policy;
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 pub use cache::default_cache_dir;
@@ -17,8 +16,8 @@ pub use policy::{Evaluated, Policy, PolicyBuilder, Provenance};
 pub use scale_units_core::{
     ActionKind, CapacityAxis, CapacityDemand, CapacityObservation, ContinuityContract, ContinuityMode,
     ContinuityObservation, ContractIdentity, Decision, ErrorCode, EvaluationError, EvaluationRequest, Evidence,
-    EvidenceKind, EvidenceStatus, PartitionLeaseContract, QuotaBinding, QuotaObservation, QuotaScope, Reason,
-    SafetyObservation, ScalePolicy, ScaleUnitContract, SignalKind, SignalObservation, SurfaceKind,
+    EvidenceKind, EvidenceStatus, Explanation, PartitionLeaseContract, QuotaBinding, QuotaObservation, QuotaScope,
+    Reason, ReasonText, SafetyObservation, ScalePolicy, ScaleUnitContract, SignalKind, SignalObservation, SurfaceKind,
 };
 
 /// The file name of the evaluator component this workspace builds (`make component`).
@@ -52,34 +51,6 @@ pub struct Profile {
     pub partition_and_fenced_lease: bool,
     /// Axes a provider-global quota binding may use; empty when none is required.
     pub provider_quota_axes: Vec<CapacityAxis>,
-}
-
-/// A decision in plain words, from the one catalogue in the core, as the component returns it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Explanation {
-    /// One line: the action and the replica counts.
-    pub summary: String,
-    /// Each reason, in the decision's order, with its description.
-    pub reasons: Vec<(Reason, String)>,
-    /// One line per evidence entry: kind, status, code and reference.
-    pub evidence: Vec<String>,
-}
-
-impl Explanation {
-    /// The explanation as text for a terminal: summary, reasons, then the evidence table.
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(out, "{}", self.summary);
-        let _ = writeln!(out, "\nReasons:");
-        for (reason, text) in &self.reasons {
-            let _ = writeln!(out, "  - {reason}: {text}");
-        }
-        let _ = writeln!(out, "\nEvidence:");
-        for line in &self.evidence {
-            let _ = writeln!(out, "  {line}");
-        }
-        out
-    }
 }
 
 /// Where the evaluator component is found when none is named, in order:
