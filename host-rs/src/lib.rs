@@ -5,12 +5,16 @@ mod cache;
 mod convert;
 mod error;
 mod policy;
+pub mod registry;
+#[cfg(feature = "service")]
+pub mod service;
 
 use std::path::PathBuf;
 
 pub use cache::default_cache_dir;
 pub use error::HostError;
 pub use policy::{Evaluated, Policy, PolicyBuilder, Provenance};
+pub use registry::{Candidate, ConformanceSuite, PolicyRegistry, RegistryError};
 /// The request, contract, decision and error types: the core's, so that the component and the
 /// native core speak exactly the same types.
 pub use scale_units_core::{

@@ -16,6 +16,7 @@ macro_rules! out {
 mod conformance;
 mod input;
 mod inspect;
+mod serve;
 mod simulate;
 
 use std::io::{IsTerminal, Write};
@@ -32,6 +33,7 @@ usage:
   scale-units inspect COMPONENT.wasm        digest, size, info, exported world and imports
   scale-units simulate [OPTIONS] CONTRACT TRACE.csv
                                             replay a contract over a trace: steps and a summary
+  scale-units serve [OPTIONS]               the decision service over HTTP (serve --help)
 
 options:
   --format json|text        output (default: text on a terminal, json otherwise)
@@ -80,6 +82,10 @@ struct Options {
 }
 
 fn main() -> ExitCode {
+    // `serve` has options of its own (serve.rs).
+    if std::env::args().nth(1).as_deref() == Some("serve") {
+        return exit_code(serve::run(std::env::args().skip(2).collect()));
+    }
     let options = match parse(std::env::args().skip(1).collect()) {
         Ok(options) => options,
         Err(message) => {
@@ -98,6 +104,10 @@ fn main() -> ExitCode {
         "simulate" => simulate::run(&options),
         _ => Err(Failure::Usage(format!("unknown command {:?}", options.command))),
     };
+    exit_code(outcome)
+}
+
+fn exit_code(outcome: Result<u8, Failure>) -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(Failure::Usage(message)) => {

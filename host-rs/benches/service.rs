@@ -1,0 +1,2 @@
+//! Placeholder until the service benchmark lands.
+fn main() {}
