@@ -159,3 +159,108 @@ pub fn first_difference(expected: &Value, actual: &Value, path: &str) -> Option<
         _ => Some(format!("{path}: expected {expected}, got {actual}")),
     }
 }
+
+/// One simulation vector (`tests/vectors-sim/`): the input of
+/// [`crate::simulate::simulate_json`] and what it must return.
+#[derive(Debug)]
+pub struct SimulationVector {
+    /// `sim/<name>`.
+    pub id: String,
+    /// The exact input text to simulate.
+    pub input_text: String,
+    expect: SimulationExpectation,
+}
+
+#[derive(Debug)]
+enum SimulationExpectation {
+    /// Expected steps (each compared on the fields it gives) and the whole summary.
+    Simulation { steps: Vec<Value>, summary: Value },
+    /// An error code, and optionally a fragment of the message.
+    Error { code: String, message_contains: Option<String> },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSimulationVector<'a> {
+    id: String,
+    #[allow(dead_code, reason = "read for the shape check; runners report the id")]
+    description: String,
+    #[serde(borrow)]
+    input: &'a RawValue,
+    expect: RawSimulationExpect,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSimulationExpect {
+    #[serde(default)]
+    steps: Option<Vec<Value>>,
+    #[serde(default)]
+    summary: Option<Value>,
+    #[serde(default)]
+    error: Option<RawError>,
+}
+
+impl SimulationVector {
+    /// Reads a simulation vector file's text.
+    ///
+    /// # Errors
+    /// A message when the file is not a well-formed simulation vector.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let raw: RawSimulationVector<'_> =
+            serde_json::from_str(text).map_err(|e| format!("not a simulation vector: {e}"))?;
+        let expect = match (raw.expect.steps, raw.expect.summary, raw.expect.error) {
+            (Some(steps), Some(summary), None) => SimulationExpectation::Simulation { steps, summary },
+            (None, None, Some(error)) => {
+                SimulationExpectation::Error { code: error.code, message_contains: error.message_contains }
+            }
+            _ => return Err("`expect` needs `steps` and `summary`, or `error`".to_owned()),
+        };
+        Ok(Self { id: raw.id, input_text: raw.input.get().to_owned(), expect })
+    }
+
+    /// Checks what a simulator returned: the simulation JSON text, or an error's code and message.
+    ///
+    /// # Errors
+    /// A message naming the first difference.
+    pub fn check(&self, outcome: Result<&str, (&str, &str)>) -> Result<(), String> {
+        match (&self.expect, outcome) {
+            (SimulationExpectation::Simulation { steps, summary }, Ok(text)) => {
+                let actual: Value = serde_json::from_str(text).map_err(|e| format!("simulation is not JSON: {e}"))?;
+                let actual_steps = actual.get("steps").and_then(Value::as_array).ok_or("no `steps` array")?;
+                if actual_steps.len() != steps.len() {
+                    return Err(format!("expected {} steps, got {}", steps.len(), actual_steps.len()));
+                }
+                for (i, (expected, actual)) in steps.iter().zip(actual_steps).enumerate() {
+                    // A step is compared on the fields the vector gives (not its decision_id).
+                    let Value::Object(fields) = expected else { return Err(format!("steps[{i}] is not an object")) };
+                    for (key, value) in fields {
+                        let got = actual.get(key).unwrap_or(&Value::Null);
+                        if let Some(difference) = first_difference(value, got, &format!("steps[{i}].{key}")) {
+                            return Err(difference);
+                        }
+                    }
+                }
+                let actual_summary = actual.get("summary").unwrap_or(&Value::Null);
+                first_difference(summary, actual_summary, "summary").map_or(Ok(()), Err)
+            }
+            (SimulationExpectation::Simulation { .. }, Err((code, message))) => {
+                Err(format!("expected a simulation, got error {code}: {message}"))
+            }
+            (SimulationExpectation::Error { code, .. }, Ok(_)) => {
+                Err(format!("expected error {code}, got a simulation"))
+            }
+            (SimulationExpectation::Error { code, message_contains }, Err((actual_code, message))) => {
+                if code != actual_code {
+                    return Err(format!("expected error {code}, got {actual_code}: {message}"));
+                }
+                match message_contains {
+                    Some(fragment) if !message.contains(fragment.as_str()) => {
+                        Err(format!("error {code}: message {message:?} does not contain {fragment:?}"))
+                    }
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+}

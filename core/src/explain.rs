@@ -132,7 +132,8 @@ pub fn explain(decision: &Decision) -> Explanation {
             if decision.drain_required { "; a drain is required" } else { "" }
         ),
     };
-    let reasons = decision.reasons.iter().map(|&reason| ReasonText { reason, text: reason.describe().to_owned() }).collect();
+    let reasons =
+        decision.reasons.iter().map(|&reason| ReasonText { reason, text: reason.describe().to_owned() }).collect();
     let evidence = decision
         .evidence
         .iter()
