@@ -29,6 +29,7 @@ FUNCTIONS = (
     "evaluate-json",
     "validate-contract",
     "validate-contract-json",
+    "simulate-json",
     "surface-profile",
     "explain",
     "info",

@@ -120,6 +120,18 @@ class Evaluator:
         ok = self._call_json("validate-contract-json", contract_json)
         return ContractIdentity(contract_id=getattr(ok, "contract-id"), contract_digest=getattr(ok, "contract-digest"))
 
+    def simulate(self, simulation: Mapping[str, Any]) -> dict[str, Any]:
+        """Replays a contract over a trace inside the component (WIT ``simulate-json``): a dict
+        ``{"contract", "initial_replicas"?, "actuation_delay_s"?, "trace_csv" | "trace"}`` in,
+        ``{"steps": [...], "summary": {...}}`` out. An empty signal is a failed read, never a
+        zero. Raises ``ScaleUnitsError`` with the trace row and column of a bad cell."""
+        result: dict[str, Any] = json.loads(self.simulate_json(json.dumps(simulation)))
+        return result
+
+    def simulate_json(self, simulation_json: str | bytes) -> str:
+        """``simulate`` with JSON text in and out, byte for byte what the core writes."""
+        return str(self._call_json("simulate-json", simulation_json).json)
+
     def surface_profile(self, surface: SurfaceKind | str) -> Profile:
         """The static profile of a surface (SPEC §4.3). Raises ``ValueError`` for a name that is
         not a surface."""
