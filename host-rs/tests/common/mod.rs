@@ -9,6 +9,8 @@
     reason = "test code: a failed expectation is a test failure"
 )]
 
+pub mod boundary;
+
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -53,6 +55,8 @@ pub enum Behaviour {
     GrowMemory,
     /// Traps at once.
     Trap,
+    /// Answers every request with this decision JSON (under 3000 bytes), whatever it asks.
+    Answer(&'static str),
 }
 
 /// What the generated component's `info` reports.
@@ -113,6 +117,8 @@ pub fn hostile_component(behaviour: Behaviour, info: &Info<'_>, extra_world: Opt
             let body = match (name.as_str(), behaviour) {
                 ("info", _) => "i32.const 128".to_owned(),
                 ("evaluate-json", Behaviour::Loop) => "(loop $forever (br $forever)) unreachable".to_owned(),
+                // The return area at 1024: `ok` (0), then the string's pointer and length.
+                ("evaluate-json", Behaviour::Answer(_)) => "i32.const 1024".to_owned(),
                 ("evaluate-json", Behaviour::GrowMemory) => {
                     "(loop $more (drop (memory.grow (i32.const 16))) (br $more)) unreachable".to_owned()
                 }
@@ -129,6 +135,14 @@ pub fn hostile_component(behaviour: Behaviour, info: &Info<'_>, extra_world: Opt
     wat.push_str("  (global $heap (mut i32) (i32.const 4096))\n");
     wat.push_str(&format!("  (data (i32.const 128) \"{}\")\n", escape(&return_area)));
     wat.push_str(&format!("  (data (i32.const 256) \"{}\")\n", escape(&data)));
+    if let Behaviour::Answer(answer) = behaviour {
+        assert!(answer.len() < 3000, "the answer must fit below the heap");
+        let mut area = vec![0u8; 4];
+        area.extend(1040u32.to_le_bytes());
+        area.extend(u32::try_from(answer.len()).expect("small").to_le_bytes());
+        wat.push_str(&format!("  (data (i32.const 1024) \"{}\")\n", escape(&area)));
+        wat.push_str(&format!("  (data (i32.const 1040) \"{}\")\n", escape(answer.as_bytes())));
+    }
     wat.push_str(
         r#"  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
     (local $ptr i32)
