@@ -189,6 +189,8 @@ export interface SimulationInput {
 /** What happened at one step: the real decision, and the replicas around it. */
 export interface SimulationStep {
   at: Time;
+  /** Whole seconds since the first step. */
+  elapsed_s: number;
   /** `null` when the read failed. */
   signal: number | null;
   replicas_before: number;

@@ -111,18 +111,23 @@ impl Vector {
             (Expectation::Error { code, .. }, Ok(text)) => {
                 Err(format!("expected error {code}, got a decision: {}", truncate(text, 200)))
             }
-            (Expectation::Error { code, message_contains }, Err((actual_code, message))) => {
-                if code != actual_code {
-                    return Err(format!("expected error {code}, got {actual_code}: {message}"));
-                }
-                match message_contains {
-                    Some(fragment) if !message.contains(fragment.as_str()) => {
-                        Err(format!("error {code}: message {message:?} does not contain {fragment:?}"))
-                    }
-                    _ => Ok(()),
-                }
+            (Expectation::Error { code, message_contains }, Err(actual)) => {
+                check_error(code, message_contains.as_deref(), actual)
             }
         }
+    }
+}
+
+/// An error matches when its code does and its message contains the expected fragment.
+fn check_error(code: &str, message_contains: Option<&str>, (actual_code, message): (&str, &str)) -> Result<(), String> {
+    if code != actual_code {
+        return Err(format!("expected error {code}, got {actual_code}: {message}"));
+    }
+    match message_contains {
+        Some(fragment) if !message.contains(fragment) => {
+            Err(format!("error {code}: message {message:?} does not contain {fragment:?}"))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -250,16 +255,8 @@ impl SimulationVector {
             (SimulationExpectation::Error { code, .. }, Ok(_)) => {
                 Err(format!("expected error {code}, got a simulation"))
             }
-            (SimulationExpectation::Error { code, message_contains }, Err((actual_code, message))) => {
-                if code != actual_code {
-                    return Err(format!("expected error {code}, got {actual_code}: {message}"));
-                }
-                match message_contains {
-                    Some(fragment) if !message.contains(fragment.as_str()) => {
-                        Err(format!("error {code}: message {message:?} does not contain {fragment:?}"))
-                    }
-                    _ => Ok(()),
-                }
+            (SimulationExpectation::Error { code, message_contains }, Err(actual)) => {
+                check_error(code, message_contains.as_deref(), actual)
             }
         }
     }

@@ -62,6 +62,8 @@ pub struct SimulationOptions {
 pub struct SimulationStep {
     /// The step's time, as given.
     pub at: String,
+    /// Whole seconds since the first step (for charts: no caller needs to parse `at`).
+    pub elapsed_s: u64,
     /// The signal value, `None` when the read failed.
     pub signal: Option<u64>,
     /// Replicas running when the step was evaluated.
@@ -412,8 +414,10 @@ pub fn simulate(
             }
         }
         summary.peak_replicas = summary.peak_replicas.max(before).max(replicas);
+        let first = times.first().copied().unwrap_or(now);
         steps.push(SimulationStep {
             at: step.at.clone(),
+            elapsed_s: u64::try_from((now - first) / MICROS).unwrap_or(0),
             signal: step.signal,
             replicas_before: before,
             replicas_after: replicas,
