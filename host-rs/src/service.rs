@@ -708,7 +708,15 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Byte
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > u64::try_from(limit).unwrap_or(u64::MAX)) {
+    let limit_u64 = u64::try_from(limit).unwrap_or(u64::MAX);
+    if let Some(length) = declared
+        && length > limit_u64
+    {
+        // Read (and drop) a body up to four times the limit, so that the client, still sending,
+        // gets the 413 rather than a reset connection; larger ones are cut.
+        if length <= limit_u64.saturating_mul(4) {
+            let _ = axum::body::to_bytes(body, limit.saturating_mul(4)).await;
+        }
         return Err(too_large());
     }
     axum::body::to_bytes(body, limit).await.map_err(|_| too_large())

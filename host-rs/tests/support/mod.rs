@@ -33,6 +33,7 @@ pub fn variant_build(component: &[u8], variant: &str) -> Vec<u8> {
 pub struct Client {
     address: SocketAddr,
     stream: Option<BufReader<TcpStream>>,
+    retry_stale: bool,
 }
 
 /// A response: status and body.
@@ -49,7 +50,15 @@ impl Reply {
 
 impl Client {
     pub fn new(address: SocketAddr) -> Self {
-        Self { address, stream: None }
+        Self { address, stream: None, retry_stale: false }
+    }
+
+    /// Sends a request again, once, on a new connection when a reused one turns out closed (a
+    /// server may close a connection after refusing a request without reading its body). Never
+    /// for load or drain tests: there a closed connection is a failure to see.
+    pub fn retrying_stale_connections(mut self) -> Self {
+        self.retry_stale = true;
+        self
     }
 
     pub fn get(&mut self, path: &str) -> std::io::Result<Reply> {
@@ -61,6 +70,15 @@ impl Client {
     }
 
     pub fn send(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> std::io::Result<Reply> {
+        let reused = self.stream.is_some();
+        let outcome = self.send_once(method, path, headers, body);
+        if self.retry_stale && reused && outcome.is_err() {
+            return self.send_once(method, path, headers, body);
+        }
+        outcome
+    }
+
+    fn send_once(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> std::io::Result<Reply> {
         if self.stream.is_none() {
             let stream = TcpStream::connect(self.address)?;
             stream.set_nodelay(true)?;
