@@ -20,7 +20,7 @@ setup:
 run: setup run-example
 
 ## Every test that CI runs.
-test: setup lint test-core wit-check test-host test-js test-py quickstart-rs js-quickstart py-quickstart test-playground
+test: setup lint test-core wit-check test-host test-js test-py quickstart-rs js-quickstart py-quickstart test-playground fuzz-ci
 
 ## The Rust quick start of README.md, as written there.
 quickstart-rs: component
@@ -63,3 +63,43 @@ run-example: component
 ## Criterion benchmarks of the host (figures go into BENCHMARKS.md).
 bench-host: component
 	$(CARGO) bench --locked -p scale-units-host --bench evaluate
+
+# ---- Fuzzing (fuzz/: cargo-fuzz on nightly, a workspace of its own) ---------------------------
+.PHONY: fuzz-setup fuzz-ci fuzz-long
+
+FUZZ_TARGETS := core-json-bytes core-typed-arbitrary canonical-roundtrip
+FUZZ_TOOLCHAIN ?= nightly
+## Seconds per target: fuzz-ci (CI) and fuzz-long (figures for SECURITY.md).
+FUZZ_CI_SECONDS ?= 20
+FUZZ_LONG_SECONDS ?= 600
+# libFuzzer options for every run; core-json-bytes also starts from the examples and vectors,
+# with a dictionary of the request's field names and vocabulary.
+FUZZ_FLAGS := -rss_limit_mb=2048 -timeout=10 -max_len=16384 -print_final_stats=1
+
+## Install what fuzzing needs: a nightly toolchain and cargo-fuzz.
+fuzz-setup:
+	rustup toolchain install $(FUZZ_TOOLCHAIN) --profile minimal
+	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+
+# $(call fuzz-run,SECONDS): every target for SECONDS; a crash fails the recipe and leaves its
+# input in fuzz/artifacts/<target>/ (turn it into a vector below tests/vectors/).
+define fuzz-run
+	cd fuzz && for target in $(FUZZ_TARGETS); do \
+	  mkdir -p corpus/$$target; \
+	  case $$target in \
+	    core-json-bytes) seeds="../examples ../tests/vectors"; dict="-dict=dict/request.dict";; \
+	    *) seeds=""; dict="";; \
+	  esac; \
+	  echo "fuzz $$target: $(1) s"; \
+	  $(CARGO) +$(FUZZ_TOOLCHAIN) fuzz run -O $$target corpus/$$target $$seeds -- $$dict $(FUZZ_FLAGS) -max_total_time=$(1) \
+	    2>&1 | grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss|SUMMARY|#[0-9]+.*DONE)|panicked|ERROR'; \
+	done
+endef
+
+## Each fuzz target for a short bounded time (CI).
+fuzz-ci: fuzz-setup
+	$(call fuzz-run,$(FUZZ_CI_SECONDS))
+
+## Each fuzz target for FUZZ_LONG_SECONDS (default ten minutes).
+fuzz-long: fuzz-setup
+	$(call fuzz-run,$(FUZZ_LONG_SECONDS))
