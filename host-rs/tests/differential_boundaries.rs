@@ -92,7 +92,7 @@ fn run(seed: u64, count: u64, bases: &[EvaluationRequest]) -> Tally {
         let as_json = |outcome: Result<scale_units_core::Decision, (String, String, String)>| -> Outcome {
             outcome.map(|decision| scale_units_core::decision_to_json(&decision))
         };
-        let typed_native_json = as_json(typed_native.as_ref().map(Clone::clone).map_err(error_triple));
+        let typed_native_json = as_json(typed_native.as_ref().cloned().map_err(error_triple));
         let typed_component_json = as_json(typed_component.map(|e| e.decision).map_err(|e| error_triple(&e)));
         if (typed_native_json != typed_component_json || typed_native_json != native) && tally.divergences.len() < 10 {
             tally.divergences.push(format!(
