@@ -78,6 +78,14 @@ pub enum HostError {
         /// What wasmtime reported.
         message: String,
     },
+    /// JSON text longer than [`MAX_REQUEST_BYTES`](crate::MAX_REQUEST_BYTES), refused before the
+    /// component is called.
+    RequestTooLarge {
+        /// The text's length in bytes.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// The wasmtime engine could not be configured.
     Engine {
         /// What wasmtime reported.
@@ -119,6 +127,9 @@ impl fmt::Display for HostError {
                 write!(f, "the evaluator exceeded its memory limit of {limit_bytes} bytes")
             }
             Self::Trap { message } => write!(f, "the evaluator trapped: {message}"),
+            Self::RequestTooLarge { bytes, limit } => {
+                write!(f, "the request is {bytes} bytes, more than the limit of {limit}")
+            }
             Self::Engine { message } => write!(f, "cannot configure wasmtime: {message}"),
         }
     }

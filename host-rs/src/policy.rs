@@ -18,6 +18,20 @@ const SUPPORTED_SCHEMA: &str = "1";
 /// The WIT package versions this host speaks: `0.1.x` (a `0.x` minor release may break).
 const SUPPORTED_WIT: &str = "0.1.";
 
+/// The largest JSON text, in bytes, the `*_json` calls pass to the component (1 MiB); longer
+/// text is refused with [`HostError::RequestTooLarge`] before the component sees it. The core has
+/// no limit of its own; the largest valid request (64 observations of each kind, every reference
+/// at its 256-byte bound) is well under 200 KiB. The service's default body limit is the same.
+pub const MAX_REQUEST_BYTES: usize = 1 << 20;
+
+/// Refuses JSON text longer than [`MAX_REQUEST_BYTES`].
+fn within_limit(text: &str) -> Result<(), HostError> {
+    if text.len() > MAX_REQUEST_BYTES {
+        return Err(HostError::RequestTooLarge { bytes: text.len(), limit: MAX_REQUEST_BYTES });
+    }
+    Ok(())
+}
+
 /// Where a result came from: the component that computed it and the evaluator inside.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Provenance {
@@ -306,8 +320,10 @@ impl Policy {
     /// back as the compact JSON the core writes.
     ///
     /// # Errors
-    /// As [`Self::evaluate`]; the inner error includes `invalid_json`.
+    /// As [`Self::evaluate`]; the inner error includes `invalid_json`; text over
+    /// [`MAX_REQUEST_BYTES`] is [`HostError::RequestTooLarge`].
     pub fn evaluate_json(&self, request: &str) -> Result<Result<Evaluated<String>, EvaluationError>, HostError> {
+        within_limit(request)?;
         let outcome = self.call(|store, evaluator| evaluator.call_evaluate_json(store, request))?;
         Ok(outcome.map(|decision| self.evaluated(decision.json)).map_err(convert::error))
     }
@@ -328,11 +344,13 @@ impl Policy {
     /// Validates a contract given as JSON text inside the component and returns its identity.
     ///
     /// # Errors
-    /// As [`Self::evaluate`]; the inner error includes `invalid_json`.
+    /// As [`Self::evaluate`]; the inner error includes `invalid_json`; text over
+    /// [`MAX_REQUEST_BYTES`] is [`HostError::RequestTooLarge`].
     pub fn validate_contract_json(
         &self,
         contract: &str,
     ) -> Result<Result<ContractIdentity, EvaluationError>, HostError> {
+        within_limit(contract)?;
         let outcome = self.call(|store, evaluator| evaluator.call_validate_contract_json(store, contract))?;
         Ok(outcome.map(convert::identity).map_err(convert::error))
     }
@@ -341,8 +359,10 @@ impl Policy {
     /// output are the JSON documents that function describes.
     ///
     /// # Errors
-    /// As [`Self::evaluate`]; the inner error names the trace row and column of a bad cell.
+    /// As [`Self::evaluate`]; the inner error names the trace row and column of a bad cell; text
+    /// over [`MAX_REQUEST_BYTES`] is [`HostError::RequestTooLarge`].
     pub fn simulate_json(&self, input: &str) -> Result<Result<String, EvaluationError>, HostError> {
+        within_limit(input)?;
         let outcome = self.call(|store, evaluator| evaluator.call_simulate_json(store, input))?;
         Ok(outcome.map(|simulation| simulation.json).map_err(convert::error))
     }
