@@ -20,7 +20,7 @@ setup:
 run: setup run-example
 
 ## Every test that CI runs.
-test: setup lint test-core wit-check test-host test-js test-py quickstart-rs js-quickstart py-quickstart test-playground fuzz-ci
+test: setup lint test-core wit-check test-host test-service test-js test-py quickstart-rs js-quickstart py-quickstart test-playground fuzz-ci
 
 ## The Rust quick start of README.md, as written there.
 quickstart-rs: component
@@ -63,6 +63,18 @@ run-example: component
 ## Criterion benchmarks of the host (figures go into BENCHMARKS.md).
 bench-host: component
 	$(CARGO) bench --locked -p scale-units-host --bench evaluate
+
+# ---- The policy registry and the decision service (host-rs/src/registry.rs, service.rs) ------
+.PHONY: test-service bench-service
+
+## The registry's refusals, swaps and shadowing; the service under 120 swaps on loopback, its
+## refusals and limits over HTTP, and the real binary draining on SIGTERM.
+test-service: component
+	$(CARGO) test --locked -p scale-units-host --test registry --test service
+
+## Loopback load against the service, with and without swaps (figures go into BENCHMARKS.md).
+bench-service: component
+	$(CARGO) bench --locked -p scale-units-host --bench service
 
 # ---- Fuzzing (fuzz/: cargo-fuzz on nightly, a workspace of its own) ---------------------------
 .PHONY: fuzz-setup fuzz-ci fuzz-long

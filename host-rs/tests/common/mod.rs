@@ -57,6 +57,13 @@ pub enum Behaviour {
     Trap,
     /// Answers every request with this decision JSON (under 3000 bytes), whatever it asks.
     Answer(&'static str),
+    /// Recurses without end (a non-tail call), until the stack runs out.
+    Recurse,
+    /// Grows its memory by `pages` (64 KiB each) and answers `ok` with a string of `len` zero
+    /// bytes at 64 KiB, inside memory or not.
+    HugeOutput { pages: u32, len: u32 },
+    /// Answers `ok` with a string that is not UTF-8.
+    BadUtf8Output,
 }
 
 /// What the generated component's `info` reports.
@@ -100,13 +107,27 @@ pub fn hostile_component(behaviour: Behaviour, info: &Info<'_>, extra_world: Opt
     let mut imports = String::new();
     let mut exports = String::new();
     for (key, item) in &resolve.worlds[world].imports {
-        if let WorldItem::Function(func) = item {
-            let signature = resolve.wasm_signature(AbiVariant::GuestImport, func);
-            imports.push_str(&format!(
-                "  (import \"$root\" \"{}\" (func {}))\n",
-                resolve.name_world_key(key),
-                signature_text(&signature.params, &signature.results)
-            ));
+        match item {
+            WorldItem::Function(func) => {
+                let signature = resolve.wasm_signature(AbiVariant::GuestImport, func);
+                imports.push_str(&format!(
+                    "  (import \"$root\" \"{}\" (func {}))\n",
+                    resolve.name_world_key(key),
+                    signature_text(&signature.params, &signature.results)
+                ));
+            }
+            // An imported interface (a WASI one, say): import each of its functions.
+            WorldItem::Interface { id, .. } => {
+                for (name, func) in &resolve.interfaces[*id].functions {
+                    let signature = resolve.wasm_signature(AbiVariant::GuestImport, func);
+                    imports.push_str(&format!(
+                        "  (import \"{}\" \"{name}\" (func {}))\n",
+                        resolve.name_world_key(key),
+                        signature_text(&signature.params, &signature.results)
+                    ));
+                }
+            }
+            WorldItem::Type { .. } => {}
         }
     }
     for (key, item) in &resolve.worlds[world].exports {
@@ -119,6 +140,13 @@ pub fn hostile_component(behaviour: Behaviour, info: &Info<'_>, extra_world: Opt
                 ("evaluate-json", Behaviour::Loop) => "(loop $forever (br $forever)) unreachable".to_owned(),
                 // The return area at 1024: `ok` (0), then the string's pointer and length.
                 ("evaluate-json", Behaviour::Answer(_)) => "i32.const 1024".to_owned(),
+                ("evaluate-json", Behaviour::Recurse) => "(drop (call $deep (i32.const 0))) unreachable".to_owned(),
+                ("evaluate-json", Behaviour::HugeOutput { pages, len }) => format!(
+                    "(drop (memory.grow (i32.const {pages}))) (i32.store8 (i32.const 2048) (i32.const 0)) \
+                     (i32.store (i32.const 2052) (i32.const 65536)) (i32.store (i32.const 2056) (i32.const {len})) \
+                     i32.const 2048"
+                ),
+                ("evaluate-json", Behaviour::BadUtf8Output) => "i32.const 2064".to_owned(),
                 ("evaluate-json", Behaviour::GrowMemory) => {
                     "(loop $more (drop (memory.grow (i32.const 16))) (br $more)) unreachable".to_owned()
                 }
@@ -135,6 +163,13 @@ pub fn hostile_component(behaviour: Behaviour, info: &Info<'_>, extra_world: Opt
     wat.push_str("  (global $heap (mut i32) (i32.const 4096))\n");
     wat.push_str(&format!("  (data (i32.const 128) \"{}\")\n", escape(&return_area)));
     wat.push_str(&format!("  (data (i32.const 256) \"{}\")\n", escape(&data)));
+    // For BadUtf8Output: `ok`, then a 2-byte string at 2080 that is not UTF-8.
+    wat.push_str("  (data (i32.const 2064) \"\\00\\00\\00\\00\\20\\08\\00\\00\\02\\00\\00\\00\")\n");
+    wat.push_str("  (data (i32.const 2080) \"\\ff\\fe\")\n");
+    // For Recurse: a call that is not in tail position, so every level keeps a frame.
+    wat.push_str(
+        "  (func $deep (param i32) (result i32)\n    (i32.add (call $deep (i32.add (local.get 0) (i32.const 1))) (i32.const 1)))\n",
+    );
     if let Behaviour::Answer(answer) = behaviour {
         assert!(answer.len() < 3000, "the answer must fit below the heap");
         let mut area = vec![0u8; 4];
