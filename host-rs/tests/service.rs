@@ -59,7 +59,7 @@ fn swapping_a_hundred_times_under_load_fails_nothing_and_attributes_every_answer
                 let mut seen = Vec::new();
                 let mut sent = 0usize;
                 while !done.load(Ordering::Relaxed) || sent < 20 {
-                    let body = if (sent + index) % 3 == 0 { &batch } else { &single };
+                    let body = if (sent + index).is_multiple_of(3) { &batch } else { &single };
                     let reply = client.post("/v1/evaluate", &[], body.as_bytes()).expect("no failed request");
                     assert_eq!(reply.status, 200, "{}", reply.body);
                     let json = reply.json();
@@ -164,7 +164,8 @@ fn policy_changes_need_the_token_and_refused_candidates_never_serve() {
     );
     let variant_c = support::variant_build(component_bytes(), "c");
     let zeros = format!("sha256:{}", "0".repeat(64));
-    let cases: [(&[u8], Vec<(&str, &str)>, &str); 4] = [
+    type Case<'a> = (&'a [u8], Vec<(&'a str, &'a str)>, &'a str);
+    let cases: [Case<'_>; 4] = [
         (&variant_c, vec![AUTH, ("x-scale-units-expected-digest", &zeros)], "digest_mismatch"),
         (&wrong, vec![AUTH], "conformance_failed"),
         (&trap, vec![AUTH], "conformance_failed"),
@@ -196,7 +197,7 @@ fn policy_changes_need_the_token_and_refused_candidates_never_serve() {
     assert_eq!((reply.status, reply.json()["error"]["code"].as_str().unwrap()), (422, "invalid_field"));
     let reply = client.post("/v1/evaluate", &[], &vec![b' '; 65 << 10]).unwrap();
     assert_eq!((reply.status, reply.json()["error"]["code"].as_str().unwrap()), (413, "payload_too_large"));
-    let five = format!("[{}]", vec!["{}"; 5].join(","));
+    let five = format!("[{}]", ["{}"; 5].join(","));
     let reply = client.post("/v1/evaluate", &[], five.as_bytes()).unwrap();
     assert_eq!((reply.status, reply.json()["error"]["code"].as_str().unwrap()), (413, "batch_too_large"));
     let reply = client.post("/v1/validate", &[], b"{}").unwrap();
