@@ -22,7 +22,7 @@ from .decision import (
     SignalKind,
     SurfaceKind,
 )
-from .errors import ErrorCode, HostError, ScaleUnitsError
+from .errors import MAX_REQUEST_BYTES, ErrorCode, HostError, RequestTooLargeError, ScaleUnitsError
 from .evaluator import Evaluator, component_digest
 
 __version__ = "0.1.0"
@@ -41,10 +41,12 @@ __all__ = [
     "EvidenceStatus",
     "Explanation",
     "HostError",
+    "MAX_REQUEST_BYTES",
     "Profile",
     "QuotaScope",
     "Reason",
     "ReasonText",
+    "RequestTooLargeError",
     "ScaleUnitsError",
     "SignalKind",
     "SurfaceKind",

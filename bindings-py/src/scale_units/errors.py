@@ -53,3 +53,20 @@ class ScaleUnitsError(Exception):
 class HostError(Exception):
     """The host could not run the component: it is missing or not the expected one, it trapped,
     or it ran out of fuel. Never a verdict on the request; never a ``ScaleUnitsError``."""
+
+
+#: The largest JSON text, in UTF-8 bytes, handed to the component (1 MiB, as in the Rust host
+#: and the service). The core has no limit of its own; a valid request is well under 200 KiB.
+MAX_REQUEST_BYTES = 1 << 20
+
+
+class RequestTooLargeError(HostError):
+    """JSON text over ``MAX_REQUEST_BYTES``, refused before the component is called."""
+
+    size: int
+    limit: int
+
+    def __init__(self, size: int, limit: int = MAX_REQUEST_BYTES) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"the request is {size} bytes, more than the limit of {limit}")

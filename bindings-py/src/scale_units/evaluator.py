@@ -22,7 +22,7 @@ from .decision import (
     SignalKind,
     SurfaceKind,
 )
-from .errors import ErrorCode, HostError, ScaleUnitsError
+from .errors import MAX_REQUEST_BYTES, ErrorCode, HostError, RequestTooLargeError, ScaleUnitsError
 
 #: The component file shipped inside this package.
 COMPONENT_FILE = "scale_units_evaluator.wasm"
@@ -161,12 +161,19 @@ class Evaluator:
     def _call_json(self, name: str, text: str | bytes) -> Any:
         """Calls a JSON entry point. A WIT string is valid UTF-8, so text that is not
         (undecodable bytes, a lone surrogate) is refused here with the code the core gives
-        invalid UTF-8 (SPEC §1)."""
+        invalid UTF-8 (SPEC §1). Text over ``MAX_REQUEST_BYTES`` raises ``RequestTooLargeError``."""
         try:
             if isinstance(text, (bytes, bytearray)):
+                if len(text) > MAX_REQUEST_BYTES:
+                    raise RequestTooLargeError(len(text))
                 text = bytes(text).decode("utf-8")
             elif not isinstance(text, str):
                 raise TypeError(f"JSON text must be str or bytes, not {type(text).__name__}")
+            # A character is 1 to 4 bytes in UTF-8: encode only when the count is in doubt.
+            elif len(text) > MAX_REQUEST_BYTES:
+                raise RequestTooLargeError(len(text.encode("utf-8", "surrogatepass")))
+            elif 4 * len(text) > MAX_REQUEST_BYTES and (size := len(text.encode("utf-8", "surrogatepass"))) > MAX_REQUEST_BYTES:
+                raise RequestTooLargeError(size)
             return self._runtime.call_result(name, text)
         except (UnicodeEncodeError, UnicodeDecodeError) as error:
             raise ScaleUnitsError(ErrorCode.INVALID_JSON, f"the text is not valid UTF-8: {error.reason}", "") from None
