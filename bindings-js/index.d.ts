@@ -230,6 +230,19 @@ export class ScaleUnitsError extends Error {
   constructor(code: ErrorCode, message: string, path: string);
 }
 
+/** The largest JSON text, in UTF-8 bytes, the JSON entry points hand to the component (1 MiB). */
+export const MAX_REQUEST_BYTES: number;
+
+/** JSON text over MAX_REQUEST_BYTES, refused before the component: a host limit, not a ScaleUnitsError. */
+export class RequestTooLargeError extends RangeError {
+  readonly name: 'RequestTooLargeError';
+  readonly code: 'request_too_large';
+  /** The text's UTF-8 length. */
+  readonly size: number;
+  readonly limit: number;
+  constructor(size: number, limit: number);
+}
+
 /** `sha256:<hex>` of the component this package was built from; the Rust host reports the same. */
 export const componentDigest: Digest;
 /** Evaluates a request (SPEC §6; omitted fields take their defaults). Throws ScaleUnitsError. */

@@ -1,7 +1,7 @@
 // The browser (and default) entry: fetches the core module beside the package. No Node API.
 import { createApi, instantiateEvaluator } from './facade.js';
 
-export { ScaleUnitsError } from './error.js';
+export { MAX_REQUEST_BYTES, RequestTooLargeError, ScaleUnitsError } from './error.js';
 
 async function fetchCore(name) {
   const response = await fetch(new URL(`../generated/${name}`, import.meta.url));

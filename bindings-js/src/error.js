@@ -19,3 +19,25 @@ export class ScaleUnitsError extends Error {
     this.path = path;
   }
 }
+
+/** The largest JSON text, in UTF-8 bytes, handed to the component: 1 MiB, as in the Rust host and
+ * the service. The core has no limit of its own; a valid request is well under 200 KiB. */
+export const MAX_REQUEST_BYTES = 1 << 20;
+
+/**
+ * JSON text over MAX_REQUEST_BYTES, refused before the component is called: a limit of the host,
+ * not a verdict on the request (so not a ScaleUnitsError). `size` is the text's UTF-8 length.
+ */
+export class RequestTooLargeError extends RangeError {
+  /**
+   * @param {number} size
+   * @param {number} limit
+   */
+  constructor(size, limit) {
+    super(`the request is ${size} bytes, more than the limit of ${limit}`);
+    this.name = 'RequestTooLargeError';
+    this.code = 'request_too_large';
+    this.size = size;
+    this.limit = limit;
+  }
+}

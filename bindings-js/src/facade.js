@@ -3,7 +3,7 @@
 import { instantiate } from '../generated/evaluator.js';
 import { MANIFEST } from '../generated/manifest.js';
 import { SCHEMA } from '../generated/schema.js';
-import { ScaleUnitsError } from './error.js';
+import { MAX_REQUEST_BYTES, RequestTooLargeError, ScaleUnitsError } from './error.js';
 
 // WIT u64 and s64 both become `bigint` in jco's declarations; these are the s64 fields of
 // wit/evaluator.wit (a test keeps the list equal to the WIT).
@@ -237,12 +237,33 @@ function call(fn, arg) {
   }
 }
 
+/** The UTF-8 length of a string (a lone surrogate counts 3, as its U+FFFD would). */
+function utf8Length(text) {
+  let size = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) size += 1;
+    else if (unit < 0x800) size += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      size += 4;
+      i += 1;
+    } else size += 3;
+  }
+  return size;
+}
+
 /**
  * JSON text as the component will read it. A string with a lone surrogate has no UTF-8 form; the
  * string lowering would swap in U+FFFD, so it is refused as `invalid_json` (SPEC §1: invalid UTF-8).
+ * Text over MAX_REQUEST_BYTES is a RequestTooLargeError.
  */
 function jsonText(text, what) {
   if (typeof text !== 'string') throw new TypeError(`${what} takes JSON text (a string)`);
+  // A UTF-16 unit is at most 3 UTF-8 bytes (a surrogate pair, 2 units, is 4): count only when in doubt.
+  if (text.length * 3 > MAX_REQUEST_BYTES) {
+    const size = utf8Length(text);
+    if (size > MAX_REQUEST_BYTES) throw new RequestTooLargeError(size, MAX_REQUEST_BYTES);
+  }
   if (!wellFormed(text)) {
     throw new ScaleUnitsError('invalid_json', 'the text holds a lone surrogate and has no UTF-8 form', '');
   }
@@ -258,7 +279,7 @@ export function createApi(ev) {
     evaluateJson,
     evaluate: (request) => JSON.parse(evaluateJson(requestText(request))),
     evaluateTyped: (request) => fromWit(call(ev.evaluate, toWitRecord(request, 'EvaluationRequest', '')), 'Decision'),
-    validateContract: (contract) => fromWit(call(ev.validateContractJson, requestText(contract)), 'ContractIdentity'),
+    validateContract: (contract) => fromWit(call(ev.validateContractJson, jsonText(requestText(contract), 'validateContract')), 'ContractIdentity'),
     validateContractJson: (text) => fromWit(call(ev.validateContractJson, jsonText(text, 'validateContractJson')), 'ContractIdentity'),
     explain: (decision) => fromWit(call(ev.explain, toWitRecord(decision, 'Decision', '')), 'Explanation'),
     surfaceProfile: (surface) => fromWit(call(ev.surfaceProfile, toWit(surface, { type: 'SurfaceKind' }, 'surface')), 'Profile'),

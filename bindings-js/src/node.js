@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { createApi, instantiateEvaluator } from './facade.js';
 
-export { ScaleUnitsError } from './error.js';
+export { MAX_REQUEST_BYTES, RequestTooLargeError, ScaleUnitsError } from './error.js';
 
 const api = createApi(await instantiateEvaluator((name) => readFile(new URL(`../generated/${name}`, import.meta.url))));
 
