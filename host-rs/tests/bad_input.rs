@@ -15,83 +15,10 @@ mod common;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
+use common::bad_inputs::cases;
 use common::{good_request, policy};
 use scale_units_host::{HostError, MAX_REQUEST_BYTES};
 use serde_json::Value;
-
-/// The good request with `path` (dotted, `[i]` for an index) set to the JSON text `raw`.
-fn with(path: &str, raw: &str) -> String {
-    let marker = "\"__bad_input_marker__\"";
-    let mut request: Value = serde_json::from_str(&good_request()).expect("JSON");
-    let mut slot = &mut request;
-    for part in path.split('.') {
-        slot = match part.split_once('[') {
-            Some((name, index)) => &mut slot[name][index.trim_end_matches(']').parse::<usize>().expect("index")],
-            None => &mut slot[part],
-        };
-    }
-    *slot = Value::String("__bad_input_marker__".into());
-    request.to_string().replacen(marker, raw, 1)
-}
-
-/// Every bad input of the issue and the code the evaluator gives it.
-fn cases() -> Vec<(String, String, &'static str)> {
-    let mut cases: Vec<(String, String, &'static str)> = vec![
-        // Not JSON, or not one JSON document.
-        ("empty".into(), String::new(), "invalid_json"),
-        ("truncated".into(), good_request()[..100].to_owned(), "invalid_json"),
-        ("trailing comma".into(), "{\"now\": 1,}".into(), "invalid_json"),
-        ("two documents".into(), format!("{} {{}}", good_request()), "invalid_json"),
-        ("byte-order mark".into(), format!("\u{feff}{}", good_request()), "invalid_json"),
-        ("NaN".into(), with("current_replicas", "NaN"), "invalid_json"),
-        ("single quotes".into(), "{'now': 1}".into(), "invalid_json"),
-        ("raw control character in a string".into(), with("contract.unit_ref", "\"a\u{1}b\""), "invalid_json"),
-        ("lone surrogate escape".into(), with("contract.unit_ref", "\"\\ud800\""), "invalid_json"),
-        (
-            "duplicate key".into(),
-            good_request().replacen("\"now\"", "\"now\":\"2026-08-19T12:00:00Z\",\"now\"", 1),
-            "invalid_json",
-        ),
-        ("duplicate key, nested".into(), with("signal", "{\"value\":1,\"value\":2}"), "invalid_json"),
-        // Nesting: serde_json stops at 128 levels, long before the stack.
-        ("100 000 [".into(), "[".repeat(100_000), "invalid_json"),
-        ("100 000 {\"a\":".into(), "{\"a\":".repeat(100_000), "invalid_json"),
-        ("100 000 [ in a field".into(), with("signal", &"[".repeat(100_000)), "invalid_json"),
-        ("129 levels, closed".into(), format!("{}{}", "[".repeat(129), "]".repeat(129)), "invalid_json"),
-        // Numbers past 2^53 and 2^64, floats where integers belong.
-        ("2^53 + 1 replicas".into(), with("current_replicas", "9007199254740993"), "replicas_out_of_bounds"),
-        ("2^53 + 1 capacity".into(), with("capacities[0].allocatable", "9007199254740993"), "invalid_field"),
-        ("2^64 capacity".into(), with("capacities[0].allocatable", "18446744073709551616"), "invalid_field"),
-        ("2^64 signal".into(), with("signal.value", "18446744073709551616"), "invalid_field"),
-        ("-2^63 - 1 replicas".into(), with("current_replicas", "-9223372036854775809"), "invalid_field"),
-        ("1e400".into(), with("signal.value", "1e400"), "invalid_field"),
-        ("400 digits".into(), with("signal.value", &"9".repeat(400)), "invalid_field"),
-        ("float".into(), with("current_replicas", "3.0"), "invalid_field"),
-        ("negative zero".into(), with("current_replicas", "-0.0"), "invalid_field"),
-        ("boolean as integer".into(), with("current_replicas", "true"), "invalid_field"),
-        // Control characters and non-ASCII in references.
-        ("escaped control character in a ref".into(), with("contract.unit_ref", "\"a\\u0001b\""), "invalid_ref"),
-        ("NUL in a ref".into(), with("signal.source_ref", "\"a\\u0000b\""), "invalid_ref"),
-        ("newline in a ref".into(), with("signal.source_ref", "\"a\\nb\""), "invalid_ref"),
-        ("non-ASCII ref".into(), with("contract.unit_ref", "\"caf\u{e9}\""), "invalid_ref"),
-        ("right-to-left override in a ref".into(), with("signal.source_ref", "\"a\u{202e}b\""), "invalid_ref"),
-        ("emoji ref".into(), with("capacities[0].source_ref", "\"\u{1f600}\""), "invalid_ref"),
-        ("257-byte ref".into(), with("contract.unit_ref", &format!("\"{}\"", "a".repeat(257))), "invalid_ref"),
-        ("megabyte-long ref".into(), with("contract.unit_ref", &format!("\"{}\"", "a".repeat(900_000))), "invalid_ref"),
-        // Credential-looking references.
-        ("token: ref".into(), with("signal.source_ref", "\"metrics:token:abc123\""), "credential_in_ref"),
-        ("bearer ref".into(), with("signal.source_ref", "\"Bearer.eyJhbGciOiJIUzI1NiJ9\""), "credential_in_ref"),
-        ("password ref".into(), with("contract.unit_ref", "\"db/PASSWORD/hunter2\""), "credential_in_ref"),
-        ("api key ref".into(), with("capacities[1].source_ref", "\"vault:api-key/prod\""), "credential_in_ref"),
-        ("private key ref".into(), with("safety.source_ref", "\"ssh/private_key\""), "credential_in_ref"),
-        ("token= ref".into(), with("signal.source_ref", "\"token=abc\""), "invalid_ref"),
-    ];
-    // The same fields with wrong types and nulls, once each.
-    cases.push(("null where required".into(), with("now", "null"), "invalid_field"));
-    cases.push(("array for object".into(), with("contract", "[]"), "invalid_field"));
-    cases.push(("unknown field".into(), good_request().replacen('{', "{\"extra\":1,", 1), "invalid_field"));
-    cases
-}
 
 fn native(text: &str) -> Result<String, (String, String, String)> {
     scale_units_core::evaluate_json(text).map_err(|e| (e.code().to_string(), e.message().into(), e.path().into()))
@@ -234,4 +161,56 @@ fn every_bad_input_gets_its_typed_error_at_the_command() {
         assert_eq!(status, Some(1), "{file:?}: {stdout}\n{stderr}");
         assert!(stderr.contains(&MAX_REQUEST_BYTES.to_string()), "{stderr}");
     }
+}
+
+mod support;
+
+/// The decision service (`scale-units serve`) over loopback, with the built component active.
+fn service() -> support::Running {
+    use scale_units_host::service::{Service, ServiceConfig};
+    use scale_units_host::{Candidate, Policy, PolicyRegistry};
+    let registry = PolicyRegistry::builder()
+        .policy_builder(Policy::builder().cache_dir(std::env::temp_dir().join("scale-units-test-cache")))
+        .build();
+    let digest = registry.stage(Candidate::new(common::component_bytes())).expect("stages").digest;
+    registry.activate(&digest).expect("activates");
+    let config = ServiceConfig { shutdown_delay: std::time::Duration::ZERO, ..ServiceConfig::default() };
+    support::Running::start(Service::new(std::sync::Arc::new(registry), config), 2)
+}
+
+/// The code of a reply: the error's, or the first result's in a batch.
+fn reply_code(reply: &support::Reply) -> (u16, String) {
+    let body = reply.json();
+    let error = if body["results"].is_array() { &body["results"][0]["error"] } else { &body["error"] };
+    (reply.status, error["code"].as_str().unwrap_or_else(|| panic!("no code in {}", reply.body)).to_owned())
+}
+
+#[test]
+fn every_bad_input_gets_its_typed_error_over_http() {
+    let running = service();
+    let mut client = support::Client::new(running.address).retrying_stale_connections();
+    let mut inputs: Vec<(String, Vec<u8>, &str)> =
+        cases().into_iter().map(|(name, text, code)| (name, text.into_bytes(), code)).collect();
+    inputs.push(("invalid UTF-8".into(), b"{\"now\":\"\xff\"}".to_vec(), "invalid_json"));
+    inputs.push(("invalid UTF-8, batch".into(), b"[{\"now\":\"\xc3\x28\"}]".to_vec(), "invalid_json"));
+    for (name, body, code) in inputs {
+        let reply = client.post("/v1/evaluate", &[], &body).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (status, actual) = reply_code(&reply);
+        assert_eq!(actual, code, "{name}: {}", reply.body);
+        assert!([200, 400, 422].contains(&status), "{name}: {status} {}", reply.body);
+        // The same over /v1/validate, for the contract alone, never a crash.
+        if let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(&body)
+            && let Some(contract) = map.get("contract")
+        {
+            let reply = client.post("/v1/validate", &[], contract.to_string().as_bytes()).expect("a reply");
+            assert!([200, 400, 422].contains(&reply.status), "{name}: {}", reply.body);
+        }
+    }
+    // Over the body limit (the service's default, 1 MiB, is MAX_REQUEST_BYTES): 413.
+    let big = format!("{}{}", good_request(), " ".repeat(MAX_REQUEST_BYTES));
+    let reply = client.post("/v1/evaluate", &[], big.as_bytes()).expect("a reply");
+    assert_eq!(reply_code(&reply), (413, "payload_too_large".to_owned()), "{}", reply.body);
+    let reply = client.post("/v1/evaluate", &[], good_request().as_bytes()).expect("a reply");
+    assert_eq!(reply.status, 200, "still serving: {}", reply.body);
+    running.stop();
 }

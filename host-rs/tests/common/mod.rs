@@ -9,6 +9,7 @@
     reason = "test code: a failed expectation is a test failure"
 )]
 
+pub mod bad_inputs;
 pub mod boundary;
 
 use std::path::Path;
