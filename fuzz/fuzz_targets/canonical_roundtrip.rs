@@ -13,8 +13,34 @@ use serde_json::{Map, Value};
 /// Object keys are static in `Canon`; these cover ASCII order, escapes, non-ASCII and astral
 /// characters, and prefixes of one another.
 const KEYS: &[&str] = &[
-    "", "a", "b", "A", "Z", "aa", "ab", "a b", "_", "~", "\u{7f}", "\u{0}", "\n", "\t", "\"", "\\", "/", "é",
-    "\u{e9}x", "\u{ffff}", "\u{10000}", "😀", "\u{2028}", "kind", "ref", "digest", "state", "contract_id",
+    "",
+    "a",
+    "b",
+    "A",
+    "Z",
+    "aa",
+    "ab",
+    "a b",
+    "_",
+    "~",
+    "\u{7f}",
+    "\u{0}",
+    "\n",
+    "\t",
+    "\"",
+    "\\",
+    "/",
+    "é",
+    "\u{e9}x",
+    "\u{ffff}",
+    "\u{10000}",
+    "😀",
+    "\u{2028}",
+    "kind",
+    "ref",
+    "digest",
+    "state",
+    "contract_id",
 ];
 
 /// A JSON value as `Canon` holds it. Integers are the `i64`/`u64` the identity objects hold
