@@ -20,7 +20,7 @@ setup:
 run: setup run-example
 
 ## Every test that CI runs.
-test: setup lint test-core wit-check test-host test-service test-js test-py quickstart-rs js-quickstart py-quickstart test-playground fuzz-ci
+test: setup lint test-core wit-check test-host test-js test-py quickstart-rs js-quickstart py-quickstart test-playground fuzz-ci
 
 ## The Rust quick start of README.md, as written there.
 quickstart-rs: component
@@ -67,7 +67,7 @@ bench-host: component
 # ---- The policy registry and the decision service (host-rs/src/registry.rs, service.rs) ------
 .PHONY: test-service bench-service
 
-## The registry's refusals, swaps and shadowing; the service under 120 swaps on loopback, its
+## (Also part of test-host.) The registry's refusals, swaps and shadowing; the service under 120 swaps on loopback, its
 ## refusals and limits over HTTP, and the real binary draining on SIGTERM.
 test-service: component
 	$(CARGO) test --locked -p scale-units-host --test registry --test service
