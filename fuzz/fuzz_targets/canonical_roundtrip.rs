@@ -5,7 +5,7 @@
 //! character outside printable ASCII escaped as `\uXXXX` UTF-16 units.
 #![no_main]
 
-use arbitrary::Arbitrary;
+use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use scale_units_core::Canon;
 use serde_json::{Map, Value};
@@ -45,7 +45,7 @@ const KEYS: &[&str] = &[
 
 /// A JSON value as `Canon` holds it. Integers are the `i64`/`u64` the identity objects hold
 /// (serde_json reads nothing wider as an integer).
-#[derive(Arbitrary, Debug)]
+#[derive(Debug)]
 enum Tree {
     Null,
     Bool(bool),
@@ -56,12 +56,47 @@ enum Tree {
     Map(Vec<(u8, Tree)>),
 }
 
-/// The `Canon` of `tree` and the serde_json value it must read back as. Deeper than serde_json's
-/// recursion limit is cut to `null`.
-fn convert(tree: &Tree, depth: usize) -> (Canon<'_>, Value) {
-    if depth > 100 {
-        return (Canon::Null, Value::Null);
+/// Nesting the writer needs no more of; deeper trees only grow the sanitizer's store of
+/// allocation stacks (every depth is a new stack) until the run hits its memory limit.
+const MAX_DEPTH: usize = 12;
+
+fn tree(u: &mut Unstructured<'_>, depth: usize) -> arbitrary::Result<Tree> {
+    let last = if depth >= MAX_DEPTH { 4 } else { 6 };
+    Ok(match u.int_in_range(0..=last)? {
+        0 => Tree::Null,
+        1 => Tree::Bool(u.arbitrary()?),
+        2 => Tree::Signed(u.arbitrary()?),
+        3 => Tree::Unsigned(u.arbitrary()?),
+        4 => Tree::Str(u.arbitrary()?),
+        5 => {
+            let mut items = Vec::new();
+            while !u.is_empty() && u.arbitrary::<bool>()? {
+                items.push(tree(u, depth + 1)?);
+            }
+            Tree::List(items)
+        }
+        _ => {
+            let mut entries = Vec::new();
+            while !u.is_empty() && u.arbitrary::<bool>()? {
+                entries.push((u.arbitrary()?, tree(u, depth + 1)?));
+            }
+            Tree::Map(entries)
+        }
+    })
+}
+
+/// The fuzzer's input as one tree.
+#[derive(Debug)]
+struct Root(Tree);
+
+impl<'a> Arbitrary<'a> for Root {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        tree(u, 0).map(Self)
     }
+}
+
+/// The `Canon` of `tree` and the serde_json value it must read back as.
+fn convert(tree: &Tree) -> (Canon<'_>, Value) {
     match tree {
         Tree::Null => (Canon::Null, Value::Null),
         Tree::Bool(b) => (Canon::Bool(*b), Value::Bool(*b)),
@@ -69,7 +104,7 @@ fn convert(tree: &Tree, depth: usize) -> (Canon<'_>, Value) {
         Tree::Unsigned(n) => (Canon::Int(i128::from(*n)), Value::from(*n)),
         Tree::Str(text) => (Canon::Str(text), Value::String(text.clone())),
         Tree::List(items) => {
-            let (canon, values) = items.iter().map(|item| convert(item, depth + 1)).unzip();
+            let (canon, values) = items.iter().map(|item| convert(item)).unzip();
             (Canon::List(canon), Value::Array(values))
         }
         Tree::Map(entries) => {
@@ -80,7 +115,7 @@ fn convert(tree: &Tree, depth: usize) -> (Canon<'_>, Value) {
                 if map.contains_key(key) {
                     continue; // a Python dict has each key once
                 }
-                let (c, v) = convert(value, depth + 1);
+                let (c, v) = convert(value);
                 canon.push((key, c));
                 map.insert(key.to_owned(), v);
             }
@@ -108,8 +143,8 @@ fn python_dumps(value: &Value) -> String {
     out
 }
 
-fuzz_target!(|tree: Tree| {
-    let (canon, value) = convert(&tree, 0);
+fuzz_target!(|root: Root| {
+    let (canon, value) = convert(&root.0);
     let text = canon.to_text();
     assert!(text.is_ascii(), "ensure_ascii: {text}");
     let parsed: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
