@@ -84,6 +84,7 @@ FUZZ_TOOLCHAIN ?= nightly
 ## Seconds per target: fuzz-ci (CI) and fuzz-long (figures for SECURITY.md).
 FUZZ_CI_SECONDS ?= 20
 FUZZ_LONG_SECONDS ?= 600
+# cargo-fuzz's default build: release, AddressSanitizer, debug assertions and overflow checks.
 # libFuzzer options for every run; core-json-bytes also starts from the examples and vectors,
 # with a dictionary of the request's field names and vocabulary.
 FUZZ_FLAGS := -rss_limit_mb=2048 -timeout=10 -max_len=16384 -print_final_stats=1
@@ -103,7 +104,7 @@ define fuzz-run
 	    *) seeds=""; dict="";; \
 	  esac; \
 	  echo "fuzz $$target: $(1) s"; \
-	  $(CARGO) +$(FUZZ_TOOLCHAIN) fuzz run -O $$target corpus/$$target $$seeds -- $$dict $(FUZZ_FLAGS) -max_total_time=$(1) \
+	  $(CARGO) +$(FUZZ_TOOLCHAIN) fuzz run $$target corpus/$$target $$seeds -- $$dict $(FUZZ_FLAGS) -max_total_time=$(1) \
 	    2>&1 | grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss|SUMMARY|#[0-9]+.*DONE)|panicked|ERROR'; \
 	done
 endef
