@@ -89,6 +89,13 @@ impl Vector {
         Ok(Self { id: raw.id, description: raw.description, request_text, expect })
     }
 
+    /// The request's `contract` as JSON text, for checking `contract_digest`; `None` when the
+    /// request text is not a JSON object with a contract.
+    pub fn contract_text(&self) -> Option<String> {
+        let request: Value = serde_json::from_str(&self.request_text).ok()?;
+        request.get("contract").map(ToString::to_string)
+    }
+
     /// The expected `contract_digest`, when the vector names one.
     pub fn contract_digest(text: &str) -> Option<String> {
         let value: Value = serde_json::from_str(text).ok()?;

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 pub use cache::default_cache_dir;
 pub use error::HostError;
 pub use policy::{Evaluated, MAX_REQUEST_BYTES, Policy, PolicyBuilder, Provenance};
-pub use registry::{Candidate, ConformanceSuite, PolicyRegistry, RegistryError};
+pub use registry::{Candidate, ConformanceSuite, PolicyRegistry, RegistryError, vector_files};
 /// The request, contract, decision and error types: the core's, so that the component and the
 /// native core speak exactly the same types.
 pub use scale_units_core::{

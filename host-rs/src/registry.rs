@@ -27,7 +27,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 pub use error::RegistryError;
-pub use gate::ConformanceSuite;
+pub use gate::{ConformanceSuite, vector_files};
 
 use crate::{Evaluated, HostError, Policy, PolicyBuilder, cache};
 

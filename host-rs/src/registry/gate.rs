@@ -55,10 +55,8 @@ impl ConformanceSuite {
     /// [`RegistryError::ConformanceSuite`] when the folder or a file cannot be read.
     pub fn from_dir(dir: impl AsRef<Path>) -> Result<Self, RegistryError> {
         let dir = dir.as_ref();
-        let mut files = Vec::new();
-        collect(dir, &mut files)
+        let files = vector_files(dir)
             .map_err(|error| RegistryError::ConformanceSuite { reason: format!("{}: {error}", dir.display()) })?;
-        files.sort();
         let mut texts = Vec::with_capacity(files.len());
         for file in files {
             let text = std::fs::read_to_string(&file)
@@ -136,9 +134,8 @@ fn judge(policy: &Policy, vector: &Vector, contract_digest: Option<&str>) -> Res
     };
     verdict.map_err(Verdict::Wrong)?;
     let Some(expected) = contract_digest else { return Ok(()) };
-    let contract = serde_json::from_str::<serde_json::Value>(&vector.request_text)
-        .ok()
-        .and_then(|request| request.get("contract").map(ToString::to_string))
+    let contract = vector
+        .contract_text()
         .ok_or_else(|| Verdict::Wrong("expect.contract_digest given, but the request has no contract".to_owned()))?;
     match policy.validate_contract_json(&contract).map_err(|error| Verdict::Host(error.to_string()))? {
         Ok(identity) if identity.contract_digest == expected => Ok(()),
@@ -149,18 +146,29 @@ fn judge(policy: &Policy, vector: &Vector, contract_digest: Option<&str>) -> Res
     }
 }
 
-fn collect(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    if dir.is_file() {
-        files.push(dir.to_owned());
-        return Ok(());
-    }
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect(&path, files)?;
-        } else if path.extension().is_some_and(|extension| extension == "json") {
-            files.push(path);
+/// Every `*.json` file below `dir` (or `dir` itself when it is a file), sorted: the vector files
+/// a conformance run reads. Shared by the gate and the `conformance` command.
+///
+/// # Errors
+/// The first folder or entry that cannot be read.
+pub fn vector_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        if dir.is_file() {
+            files.push(dir.to_owned());
+            return Ok(());
         }
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                walk(&path, files)?;
+            } else if path.extension().is_some_and(|extension| extension == "json") {
+                files.push(path);
+            }
+        }
+        Ok(())
     }
-    Ok(())
+    let mut files = Vec::new();
+    walk(dir, &mut files)?;
+    files.sort();
+    Ok(files)
 }

@@ -3,10 +3,10 @@
 //! (`scale_units_core::conformance`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use scale_units_core::conformance::Vector;
-use scale_units_host::Policy;
+use scale_units_host::{Policy, vector_files};
 
 use crate::{Failure, Options, exit, load_policy};
 
@@ -44,7 +44,9 @@ pub(crate) fn run(options: &Options) -> Result<u8, Failure> {
     }
     let mut files = Vec::new();
     for dir in &options.operands {
-        collect(Path::new(dir), &mut files).map_err(|error| Failure::Host(format!("cannot read {dir}: {error}")))?;
+        files.extend(
+            vector_files(Path::new(dir)).map_err(|error| Failure::Host(format!("cannot read {dir}: {error}")))?,
+        );
     }
     files.sort();
     files.dedup();
@@ -99,38 +101,20 @@ fn judge(evaluator: &Evaluator, file: &Path) -> (String, Result<(), String>) {
     };
     let verdict = verdict.and_then(|()| match Vector::contract_digest(&text) {
         None => Ok(()),
-        Some(expected) => check_contract_digest(evaluator, &vector.request_text, &expected),
+        Some(expected) => check_contract_digest(evaluator, &vector, &expected),
     });
     (vector.id, verdict)
 }
 
-fn check_contract_digest(evaluator: &Evaluator, request: &str, expected: &str) -> Result<(), String> {
-    let contract = serde_json::from_str::<serde_json::Value>(request)
-        .ok()
-        .and_then(|request| request.get("contract").map(ToString::to_string))
-        .ok_or("expect.contract_digest given, but the request has no readable contract")?;
+fn check_contract_digest(evaluator: &Evaluator, vector: &Vector, expected: &str) -> Result<(), String> {
+    let contract =
+        vector.contract_text().ok_or("expect.contract_digest given, but the request has no readable contract")?;
     match evaluator.contract_digest(&contract) {
         Err(host) => Err(format!("host error: {host}")),
         Ok(Err(error)) => Err(format!("contract_digest: validating the contract failed: {error}")),
         Ok(Ok(digest)) if digest == expected => Ok(()),
         Ok(Ok(digest)) => Err(format!("contract_digest: expected {expected}, got {digest}")),
     }
-}
-
-fn collect(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    if dir.is_file() {
-        files.push(dir.to_owned());
-        return Ok(());
-    }
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect(&path, files)?;
-        } else if path.extension().is_some_and(|extension| extension == "json") {
-            files.push(path);
-        }
-    }
-    Ok(())
 }
 
 /// `<id> <reason>` a line; `#` starts a comment.
