@@ -765,8 +765,11 @@ fn json_response(status: StatusCode, body: String) -> Response {
 /// Stages every new or changed `*.wasm` in `dir` (with `*.wasm.sig`), every
 /// [`ServiceConfig::watch_interval`]. It never activates: an operator does.
 async fn watch(shared: Arc<Shared>, dir: PathBuf) {
-    let mut seen: std::collections::HashMap<PathBuf, Vec<Option<std::time::SystemTime>>> =
-        std::collections::HashMap::new();
+    // A file's stamp is its modification time and length, and its signature's: a file seen while
+    // it was being written changes length when the write completes, even when its modification
+    // time stays within one tick of the file system's clock.
+    type Stamp = Option<(std::time::SystemTime, u64)>;
+    let mut seen: std::collections::HashMap<PathBuf, [Stamp; 2]> = std::collections::HashMap::new();
     let mut interval = tokio::time::interval(shared.config.watch_interval);
     loop {
         interval.tick().await;
@@ -776,10 +779,13 @@ async fn watch(shared: Arc<Shared>, dir: PathBuf) {
             if path.extension().is_none_or(|extension| extension != "wasm") {
                 continue;
             }
-            let modified = |path: &std::path::Path| std::fs::metadata(path).and_then(|meta| meta.modified()).ok();
+            let stamp_of = |path: &std::path::Path| -> Stamp {
+                let meta = std::fs::metadata(path).ok()?;
+                Some((meta.modified().ok()?, meta.len()))
+            };
             let mut signature = path.as_os_str().to_owned();
             signature.push(".sig");
-            let stamp = vec![modified(&path), modified(std::path::Path::new(&signature))];
+            let stamp = [stamp_of(&path), stamp_of(std::path::Path::new(&signature))];
             if seen.get(&path) == Some(&stamp) {
                 continue;
             }
