@@ -1,6 +1,10 @@
 //! Embeds the conformance vectors of `tests/vectors/` (SPEC §11) in the crate: the registry's
 //! conformance gate runs them against every candidate component before it can be activated.
 //! Outside the workspace (a packaged crate) the list is empty, and the gate then needs a folder.
+//!
+//! With the `kubernetes` feature it also compiles KEDA's `proto/externalscaler.proto` into Rust
+//! (`OUT_DIR/externalscaler.rs`, included by `src/keda/proto.rs`) with protox, a protobuf
+//! compiler in pure Rust, so that building needs no system `protoc`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,6 +27,18 @@ fn main() {
     if let Err(error) = std::fs::write(&target, out) {
         println!("cargo::error=cannot write {}: {error}", target.display());
     }
+    #[cfg(feature = "kubernetes")]
+    if let Err(error) = externalscaler() {
+        println!("cargo::error=cannot compile proto/externalscaler.proto: {error}");
+    }
+}
+
+#[cfg(feature = "kubernetes")]
+fn externalscaler() -> Result<(), Box<dyn std::error::Error>> {
+    println!("cargo::rerun-if-changed=proto/externalscaler.proto");
+    let descriptors = protox::compile(["proto/externalscaler.proto"], ["proto"])?;
+    tonic_prost_build::configure().emit_rerun_if_changed(false).compile_fds(descriptors)?;
+    Ok(())
 }
 
 fn collect(dir: &Path, files: &mut Vec<PathBuf>) {

@@ -8,6 +8,8 @@ mod policy;
 pub mod registry;
 #[cfg(feature = "service")]
 pub mod service;
+#[cfg(feature = "kubernetes")]
+pub mod keda;
 
 use std::path::PathBuf;
 
