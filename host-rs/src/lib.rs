@@ -9,6 +9,8 @@ pub mod registry;
 #[cfg(feature = "service")]
 pub mod service;
 #[cfg(feature = "kubernetes")]
+pub mod units;
+#[cfg(feature = "kubernetes")]
 pub mod keda;
 
 use std::path::PathBuf;

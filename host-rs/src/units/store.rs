@@ -1,0 +1,121 @@
+//! Where observations live: in this process (one replica, no setup) or in Redis (every replica
+//! of the service reads the same evidence). One key per observation, expiring with it.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use super::UnitError;
+
+/// One change to the store.
+pub(crate) struct Write {
+    pub(crate) key: String,
+    /// `None` deletes the key.
+    pub(crate) value: Option<String>,
+    /// When the key disappears, in milliseconds since the Unix epoch (`None`: never).
+    pub(crate) expires_at_ms: Option<i64>,
+}
+
+pub(crate) enum Store {
+    /// Key → value and expiry (milliseconds since the epoch; `i64::MAX` never).
+    Memory(Mutex<HashMap<String, (String, i64)>>),
+    Redis(ConnectionManager),
+}
+
+/// How long one Redis command may take before the store counts as unavailable: well inside an
+/// admission webhook's budget, so that a Redis that hangs is a denial, not an API server timeout.
+const REDIS_RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
+
+impl Store {
+    pub(crate) fn memory() -> Self {
+        Self::Memory(Mutex::new(HashMap::new()))
+    }
+
+    /// Connects to Redis at `url` (`redis://host:port/db`); later failures reconnect on their own.
+    pub(crate) async fn redis(url: &str) -> Result<Self, UnitError> {
+        let client =
+            redis::Client::open(url).map_err(|error| UnitError::Config(format!("invalid Redis URL {url}: {error}")))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(1)))
+            .set_response_timeout(Some(REDIS_RESPONSE_TIMEOUT))
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_millis(500));
+        let manager = ConnectionManager::new_with_config(client, config)
+            .await
+            .map_err(|error| UnitError::Store(format!("cannot connect to Redis: {error}")))?;
+        Ok(Self::Redis(manager))
+    }
+
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Self::Memory(_) => "memory",
+            Self::Redis(_) => "redis",
+        }
+    }
+
+    /// Applies every write at once (one `MULTI`/`EXEC` on Redis).
+    pub(crate) async fn write(&self, writes: Vec<Write>, now_ms: i64) -> Result<(), UnitError> {
+        match self {
+            Self::Memory(map) => {
+                let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
+                map.retain(|_, (_, expires)| *expires > now_ms);
+                for write in writes {
+                    match write.value {
+                        Some(value) => {
+                            map.insert(write.key, (value, write.expires_at_ms.unwrap_or(i64::MAX)));
+                        }
+                        None => {
+                            map.remove(&write.key);
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Self::Redis(manager) => {
+                let mut pipe = redis::pipe();
+                pipe.atomic();
+                for write in writes {
+                    match (write.value, write.expires_at_ms) {
+                        (Some(value), Some(at)) => pipe.cmd("SET").arg(write.key).arg(value).arg("PXAT").arg(at),
+                        (Some(value), None) => pipe.cmd("SET").arg(write.key).arg(value),
+                        (None, _) => pipe.cmd("DEL").arg(write.key),
+                    }
+                    .ignore();
+                }
+                let mut connection = manager.clone();
+                pipe.query_async::<()>(&mut connection).await.map_err(|error| UnitError::Store(error.to_string()))
+            }
+        }
+    }
+
+    /// The values of `keys`, in order; an expired or absent key is `None`.
+    pub(crate) async fn read(&self, keys: &[String], now_ms: i64) -> Result<Vec<Option<String>>, UnitError> {
+        match self {
+            Self::Memory(map) => {
+                let map = map.lock().unwrap_or_else(PoisonError::into_inner);
+                Ok(keys
+                    .iter()
+                    .map(|key| map.get(key).filter(|(_, expires)| *expires > now_ms).map(|(value, _)| value.clone()))
+                    .collect())
+            }
+            Self::Redis(manager) => {
+                if keys.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let mut connection = manager.clone();
+                let values: Vec<Option<String>> = redis::cmd("MGET")
+                    .arg(keys)
+                    .query_async(&mut connection)
+                    .await
+                    .map_err(|error| UnitError::Store(error.to_string()))?;
+                if values.len() == keys.len() {
+                    Ok(values)
+                } else {
+                    Err(UnitError::Store(format!("MGET answered {} values for {} keys", values.len(), keys.len())))
+                }
+            }
+        }
+    }
+}
