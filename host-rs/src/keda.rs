@@ -22,6 +22,7 @@
 //! ScaledObject must not configure `fallback`, which would apply a fixed count instead).
 
 pub mod proto;
+mod units;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -87,7 +88,7 @@ pub trait DecisionSource: Send + Sync + 'static {
     ///
     /// # Errors
     /// [`SourceError`] when no decision can be made.
-    fn decide(&self, namespace: &str, name: &str) -> impl Future<Output = Result<UnitReading, SourceError>> + Send;
+    fn reading(&self, namespace: &str, name: &str) -> impl Future<Output = Result<UnitReading, SourceError>> + Send;
 }
 
 /// How the scaler runs. [`Default`]: a 5 s `StreamIsActive` poll and the service's drain (5 s
@@ -165,12 +166,6 @@ impl<S: DecisionSource> KedaScaler<S> {
         Self { source, config, stop, stop_sender: Arc::new(stop_sender) }
     }
 
-    async fn reading(&self, reference: &ScaledObjectRef) -> Result<UnitReading, SourceError> {
-        let (namespace, name) = unit_of(reference)
-            .map_err(|status| SourceError { code: "invalid_argument".into(), message: status.message().into() })?;
-        self.source.decide(&namespace, &name).await
-    }
-
     /// Serves on `listener` until `shutdown` completes, then drains as the HTTP service does:
     /// serves on for [`KedaConfig::shutdown_delay`], then stops accepting, ends every open
     /// `StreamIsActive` and waits at most [`KedaConfig::drain_timeout`] for calls in flight.
@@ -215,13 +210,20 @@ impl<S: DecisionSource> KedaScaler<S> {
     }
 }
 
+/// The reading of the unit `reference` names; an unusable reference is a [`SourceError`] too.
+async fn read_unit<S: DecisionSource>(source: &S, reference: &ScaledObjectRef) -> Result<UnitReading, SourceError> {
+    let (namespace, name) = unit_of(reference)
+        .map_err(|status| SourceError { code: "invalid_argument".into(), message: status.message().into() })?;
+    source.reading(&namespace, &name).await
+}
+
 type ActiveStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<IsActiveResponse, Status>> + Send>>;
 type SpecStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<GetMetricSpecResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
     async fn is_active(&self, request: Request<ScaledObjectRef>) -> Result<Response<IsActiveResponse>, Status> {
-        let result = is_active(&self.reading(request.get_ref()).await);
+        let result = is_active(&read_unit(&*self.source, request.get_ref()).await);
         Ok(Response::new(IsActiveResponse { result }))
     }
 
@@ -246,12 +248,7 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
                     () = sender.closed() => return,
                     _ = stop.wait_for(|stopped| *stopped) => return,
                 }
-                let reading = match unit_of(&reference) {
-                    Ok((namespace, name)) => source.decide(&namespace, &name).await,
-                    Err(status) => {
-                        Err(SourceError { code: "invalid_argument".into(), message: status.message().into() })
-                    }
-                };
+                let reading = read_unit(&*source, &reference).await;
                 let active = is_active(&reading);
                 if last != Some(active) {
                     if sender.send(Ok(IsActiveResponse { result: active })).await.is_err() {
@@ -284,7 +281,7 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
         let (namespace, name) = unit_of(&reference)?;
         let reading = self
             .source
-            .decide(&namespace, &name)
+            .reading(&namespace, &name)
             .await
             .map_err(|error| Status::unavailable(format!("no decision for unit {namespace}/{name}: {error}")))?;
         let replicas = metric_value(&reading)?;
