@@ -68,12 +68,55 @@ pub(crate) fn load(file: &Path, component_sha: &[u8; 32], engine: &Engine) -> Op
     component.ok()
 }
 
-/// Stores a compiled component; failures are ignored (the cache is an optimisation).
-pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component) {
-    let Ok(payload) = component.serialize() else { return };
-    let Some(dir) = file.parent() else { return };
-    if create_private_dir(dir).is_err() {
-        return;
+/// What the precompiled cache did when a component was loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CacheStatus {
+    /// No cache directory was configured.
+    Disabled,
+    /// The compilation was read from the cache.
+    Loaded,
+    /// The component was compiled and its compilation stored.
+    Stored,
+    /// The component was compiled but its compilation could not be stored (a full disk, a
+    /// read-only directory, …). The component serves all the same; the next load compiles again.
+    NotStored {
+        /// Why, as the operating system said it.
+        reason: String,
+    },
+}
+
+impl CacheStatus {
+    /// One word for logs and the service's JSON: `disabled`, `loaded`, `stored`, `not_stored`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Loaded => "loaded",
+            Self::Stored => "stored",
+            Self::NotStored { .. } => "not_stored",
+        }
+    }
+}
+
+impl std::fmt::Display for CacheStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotStored { reason } => write!(f, "not stored in the precompiled cache: {reason}"),
+            other => f.write_str(other.as_str()),
+        }
+    }
+}
+
+/// Stores a compiled component. A failure leaves no file behind and is returned for the caller
+/// to report; it is not an error of the load (the cache is an optimisation).
+pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component) -> CacheStatus {
+    let not_stored = |reason: String| CacheStatus::NotStored { reason };
+    let payload = match component.serialize() {
+        Ok(payload) => payload,
+        Err(error) => return not_stored(format!("cannot serialize the compilation: {error:#}")),
+    };
+    let Some(dir) = file.parent() else { return not_stored("the cache file has no directory".to_owned()) };
+    if let Err(error) = create_private_dir(dir) {
+        return not_stored(format!("cannot create {}: {error}", dir.display()));
     }
     // Unique per process and call, so that concurrent stores never write one temporary file.
     static STORES: AtomicU64 = AtomicU64::new(0);
@@ -87,8 +130,12 @@ pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component
         out.sync_all()
     });
     // Rename is atomic: a reader sees the old file, the new one, or none, never half of one.
-    if written.and_then(|()| fs::rename(&temporary, file)).is_err() {
-        let _ = fs::remove_file(&temporary);
+    match written.and_then(|()| fs::rename(&temporary, file)) {
+        Ok(()) => CacheStatus::Stored,
+        Err(error) => {
+            let _ = fs::remove_file(&temporary);
+            not_stored(format!("cannot write {}: {error}", file.display()))
+        }
     }
 }
 

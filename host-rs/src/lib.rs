@@ -9,13 +9,11 @@ pub mod registry;
 #[cfg(feature = "service")]
 pub mod service;
 #[cfg(feature = "kubernetes")]
-pub mod units;
-#[cfg(feature = "kubernetes")]
 pub mod keda;
 
 use std::path::PathBuf;
 
-pub use cache::default_cache_dir;
+pub use cache::{CacheStatus, default_cache_dir};
 pub use error::HostError;
 pub use policy::{Evaluated, MAX_REQUEST_BYTES, Policy, PolicyBuilder, Provenance};
 pub use registry::{Candidate, ConformanceSuite, PolicyRegistry, RegistryError, vector_files};

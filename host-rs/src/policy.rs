@@ -11,6 +11,7 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
 
 use crate::bindings::{ScaleUnits, ScaleUnitsPre, wit};
+use crate::cache::CacheStatus;
 use crate::{EvaluatorInfo, Explanation, HostError, Profile, cache, convert};
 
 /// The schema version this host speaks.
@@ -144,7 +145,7 @@ impl PolicyBuilder {
         }
 
         let engine = engine()?;
-        let component = self.compile(&engine, bytes, &sha, &digest)?;
+        let (component, cache_status) = self.compile(&engine, bytes, &sha, &digest)?;
 
         let component_type = component.component_type();
         let imports: Vec<String> = component_type.imports(&engine).map(|(name, _)| name.to_owned()).collect();
@@ -166,6 +167,7 @@ impl PolicyBuilder {
             idle: Mutex::new(Vec::new()),
             info: EvaluatorInfo::default(),
             provenance: Arc::new(Provenance { component_digest: digest, evaluator_version: String::new() }),
+            cache_status,
         };
         let info = policy.call(|store, evaluator| evaluator.call_info(store))?;
         let info = convert::info(info);
@@ -185,19 +187,26 @@ impl PolicyBuilder {
         Ok(policy)
     }
 
-    fn compile(&self, engine: &Engine, bytes: &[u8], sha: &[u8; 32], digest: &str) -> Result<Component, HostError> {
+    fn compile(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        sha: &[u8; 32],
+        digest: &str,
+    ) -> Result<(Component, CacheStatus), HostError> {
         let cached = self.cache_dir.as_deref().map(|dir| cache::path(dir, sha, engine));
         if let Some(file) = &cached
             && let Some(component) = cache::load(file, sha, engine)
         {
-            return Ok(component);
+            return Ok((component, CacheStatus::Loaded));
         }
         let component = Component::new(engine, bytes)
             .map_err(|error| HostError::InvalidComponent { digest: digest.to_owned(), reason: format!("{error:#}") })?;
-        if let Some(file) = &cached {
-            cache::store(file, sha, &component);
-        }
-        Ok(component)
+        let status = match &cached {
+            Some(file) => cache::store(file, sha, &component),
+            None => CacheStatus::Disabled,
+        };
+        Ok((component, status))
     }
 }
 
@@ -223,6 +232,7 @@ pub struct Policy {
     idle: Mutex<Vec<Instance>>,
     info: EvaluatorInfo,
     provenance: Arc<Provenance>,
+    cache_status: CacheStatus,
 }
 
 struct Instance {
@@ -290,6 +300,11 @@ impl Policy {
     /// The component's digest, `sha256:` and 64 hex digits.
     pub fn digest(&self) -> &str {
         &self.provenance.component_digest
+    }
+
+    /// Whether the compilation came from, or went into, the precompiled cache.
+    pub fn cache_status(&self) -> &CacheStatus {
+        &self.cache_status
     }
 
     /// What the component reported about itself when it was loaded.

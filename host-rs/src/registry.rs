@@ -94,6 +94,9 @@ pub struct StagedPolicy {
     pub staged_at_ms: u64,
     /// Time spent loading (compiling, or reading the precompiled cache), in microseconds.
     pub load_micros: u64,
+    /// Whether the compilation came from, or went into, the precompiled cache (a full disk shows
+    /// here as `NotStored`; the policy serves all the same).
+    pub cache: crate::CacheStatus,
     /// Time spent in the conformance gate, in microseconds.
     pub gate_micros: u64,
 }
@@ -461,6 +464,7 @@ impl PolicyRegistry {
             staged_at_ms: now_ms(),
             load_micros,
             gate_micros,
+            cache: policy.cache_status().clone(),
         };
         let entry = Arc::new(Entry { policy: Arc::new(policy), staged: staged.clone() });
         self.staged.write().unwrap_or_else(PoisonError::into_inner).entry(digest.to_owned()).or_insert(entry);

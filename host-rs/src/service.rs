@@ -40,6 +40,7 @@ use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
+use crate::CacheStatus;
 use crate::registry::{
     Candidate, Divergence, HistoryEvent, OutcomeSummary, PolicyRegistry, RegistryError, Route, Served, decode_hex,
 };
@@ -464,6 +465,7 @@ async fn list_policies(State(shared): Shared_) -> Response {
                 "vectors_passed": staged.vectors_passed,
                 "staged_at_ms": staged.staged_at_ms,
                 "load_micros": staged.load_micros,
+                "cache": staged.cache.as_str(),
                 "gate_micros": staged.gate_micros,
             })
         })
@@ -567,18 +569,24 @@ async fn stage(State(shared): Shared_, headers: HeaderMap, body: Body) -> Respon
     })
     .await;
     match outcome {
-        Ok(Ok(staged)) => json_response(
-            StatusCode::CREATED,
-            json!({
-                "digest": staged.digest,
-                "evaluator_version": staged.evaluator_version,
-                "signed": staged.signed,
-                "vectors_passed": staged.vectors_passed,
-                "load_micros": staged.load_micros,
-                "gate_micros": staged.gate_micros,
-            })
-            .to_string(),
-        ),
+        Ok(Ok(staged)) => {
+            if let CacheStatus::NotStored { reason } = &staged.cache {
+                eprintln!("scale-units serve: staged {} over HTTP, {reason}", staged.digest);
+            }
+            json_response(
+                StatusCode::CREATED,
+                json!({
+                    "digest": staged.digest,
+                    "evaluator_version": staged.evaluator_version,
+                    "signed": staged.signed,
+                    "vectors_passed": staged.vectors_passed,
+                    "load_micros": staged.load_micros,
+                    "cache": staged.cache.as_str(),
+                    "gate_micros": staged.gate_micros,
+                })
+                .to_string(),
+            )
+        }
         Ok(Err(error)) => {
             let (status, body) = registry_error(&error);
             json_response(status, body)
@@ -793,7 +801,14 @@ async fn watch(shared: Arc<Shared>, dir: PathBuf) {
             let registry = Arc::clone(&shared.registry);
             let file = path.clone();
             match tokio::task::spawn_blocking(move || registry.stage_file(&file)).await {
-                Ok(Ok(staged)) => eprintln!("scale-units serve: staged {} from {}", staged.digest, path.display()),
+                Ok(Ok(staged)) => {
+                    eprintln!(
+                        "scale-units serve: staged {} from {} (cache: {})",
+                        staged.digest,
+                        path.display(),
+                        staged.cache
+                    );
+                }
                 Ok(Err(error)) => eprintln!("scale-units serve: refused {}: {error}", path.display()),
                 Err(error) => eprintln!("scale-units serve: staging {} failed: {error}", path.display()),
             }

@@ -12,7 +12,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{Behaviour, GOOD_INFO, Info, component_bytes, good_request, hostile_component, policy};
-use scale_units_host::{ErrorCode, HostError, Policy, SurfaceKind};
+use scale_units_host::{CacheStatus, ErrorCode, HostError, Policy, SurfaceKind};
 
 /// The shared good policy still decides after whatever happened before.
 fn assert_still_serving() {
@@ -187,6 +187,7 @@ fn the_precompiled_cache_is_used_and_a_corrupt_entry_is_recompiled() {
     let dir = std::env::temp_dir().join(format!("scale-units-cache-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let first = Policy::builder().cache_dir(&dir).load(component_bytes()).expect("compiles and caches");
+    assert_eq!(first.cache_status(), &CacheStatus::Stored);
     let entries: Vec<_> =
         std::fs::read_dir(&dir).expect("the cache exists").map(|e| e.expect("entry").path()).collect();
     assert_eq!(entries.len(), 1, "{entries:?}");
@@ -196,6 +197,18 @@ fn the_precompiled_cache_is_used_and_a_corrupt_entry_is_recompiled() {
 
     let second = Policy::builder().cache_dir(&dir).load(component_bytes()).expect("loads from the cache");
     assert_eq!(second.digest(), first.digest());
+    assert_eq!(second.cache_status(), &CacheStatus::Loaded);
+    let uncached = Policy::builder().load(component_bytes()).expect("compiles");
+    assert_eq!(uncached.cache_status(), &CacheStatus::Disabled);
+    // A cache that cannot be written (its directory would be under a file) costs nothing but the
+    // stored compilation: the component loads and serves, and the status says why.
+    let blocked = Policy::builder().cache_dir(dir.join(&name).join("sub")).load(component_bytes()).expect("compiles");
+    assert!(
+        matches!(blocked.cache_status(), CacheStatus::NotStored { reason } if reason.contains("cannot create")),
+        "{:?}",
+        blocked.cache_status()
+    );
+    blocked.evaluate_json(&good_request()).expect("no host error").expect("a decision");
     second.evaluate_json(&good_request()).expect("no host error").expect("a decision");
 
     // Corrupt the artifact's payload: the checks refuse it, the component is compiled again and
@@ -205,6 +218,7 @@ fn the_precompiled_cache_is_used_and_a_corrupt_entry_is_recompiled() {
     bytes[last] ^= 0xff;
     std::fs::write(entry, &bytes).expect("corrupt the entry");
     let third = Policy::builder().cache_dir(&dir).load(component_bytes()).expect("recompiles");
+    assert_eq!(third.cache_status(), &CacheStatus::Stored, "compiled again, not loaded");
     third.evaluate_json(&good_request()).expect("no host error").expect("a decision");
     assert_ne!(std::fs::read(entry).expect("read the entry"), bytes, "the corrupt entry was rewritten");
 

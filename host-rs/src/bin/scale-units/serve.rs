@@ -86,8 +86,8 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         .map_err(|error| Failure::Host(format!("the policy was refused: {error}")))?;
     registry.activate(&staged.digest).map_err(|error| Failure::Host(error.to_string()))?;
     eprintln!(
-        "scale-units serve: active policy {} (evaluator {}, {} conformance vectors passed)",
-        staged.digest, staged.evaluator_version, staged.vectors_passed
+        "scale-units serve: active policy {} (evaluator {}, {} conformance vectors passed, cache: {})",
+        staged.digest, staged.evaluator_version, staged.vectors_passed, staged.cache
     );
 
     let listener = tokio::net::TcpListener::bind(options.listen)
