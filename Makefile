@@ -76,6 +76,21 @@ test-service: component
 bench-service: component
 	$(CARGO) bench --locked -p scale-units-host --bench service
 
+# ---- Benchmarks: one table of every face (BENCHMARKS.md) --------------------------------------
+.PHONY: bench
+
+BENCH_OUT := $(or $(CARGO_TARGET_DIR),target)/scale-units
+
+## The native core, the Rust host, Node and Python on one request in one run, then one table:
+## face, path, median µs per decision (and its spread), ratio to native, decisions per second.
+bench: component js-build py-setup
+	$(CARGO) bench -q --locked -p scale-units-core --bench core -- 'native/'
+	$(CARGO) bench -q --locked -p scale-units-host --bench evaluate -- 'component/|batch/|sha256/'
+	$(NODE) bindings-js/bench/bench.mjs --native $(or $(CARGO_TARGET_DIR),target)/criterion --json $(BENCH_OUT)/bench-node.json
+	$(PY_BIN) bindings-py/bench/bench.py --criterion $(or $(CARGO_TARGET_DIR),target)/criterion --json $(BENCH_OUT)/bench-python.json
+	python3 benches/table.py --criterion $(or $(CARGO_TARGET_DIR),target)/criterion \
+	  --node $(BENCH_OUT)/bench-node.json --python $(BENCH_OUT)/bench-python.json | tee $(BENCH_OUT)/bench-table.md
+
 # ---- Fuzzing (fuzz/: cargo-fuzz on nightly, a workspace of its own) ---------------------------
 .PHONY: fuzz-setup fuzz-ci fuzz-long
 

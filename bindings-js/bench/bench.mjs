@@ -2,15 +2,17 @@
 // Per-call timing of the npm package on one realistic request (reference vector t01: an MCP
 // gateway, 4 capacity axes, a provider quota, continuity and safety; it scales up).
 //
-//   node bench/bench.mjs [VECTOR.json] [--batches N] [--calls N] [--native CRITERION_DIR]
+//   node bench/bench.mjs [VECTOR.json] [--batches N] [--calls N] [--native CRITERION_DIR] [--json FILE]
 //
 // Each path runs `batches` batches of `calls` calls after a warm-up, interleaved with the others; the table shows the median
 // per-call time over batches and the decisions per second it implies. With --native (the
 // `target/criterion` folder of `cargo bench -p scale-units-core --bench core` just run, as
 // `make bench-js` does), each row also shows its ratio to the native core's median for the same
 // request: `native/evaluate_json` for the JSON paths, `native/evaluate_typed` for the typed one.
+// With --json, the per-call time of every batch is also written to FILE, for the one table of
+// `make bench` (benches/table.py).
 // A benchmark, not a test.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -23,6 +25,7 @@ const { values, positionals } = parseArgs({
     batches: { type: 'string', default: '31' },
     calls: { type: 'string', default: '1000' },
     native: { type: 'string' },
+    json: { type: 'string' },
   },
 });
 const file = positionals[0] ?? new URL('../../tests/vectors/reference/t01-mcp-target-tracks-deterministically.json', import.meta.url);
@@ -58,8 +61,8 @@ function measureAll(fns) {
     });
   }
   return perCall.map((times) => {
-    times.sort((a, b) => a - b);
-    return { median: times[times.length >> 1], min: times[0], max: times[times.length - 1] };
+    const sorted = [...times].sort((a, b) => a - b);
+    return { median: sorted[sorted.length >> 1], min: sorted[0], max: sorted[sorted.length - 1], times };
   });
 }
 
@@ -73,4 +76,8 @@ for (const [p, [name, , nativeName]] of paths.entries()) {
   const { median, min, max } = results[p];
   const ratio = native ? ` \`${nativeName}\` ${native[nativeName].toFixed(2)} | ${(median / native[nativeName]).toFixed(1)} |` : '';
   console.log(`| \`${name}\` | ${median.toFixed(2)} | ${min.toFixed(2)}–${max.toFixed(2)} | ${Math.round(1e6 / median).toLocaleString('en-US')} |${ratio}`);
+}
+if (values.json) {
+  const rows = paths.map(([name, , nativeName], p) => ({ path: name, native: nativeName, per_call_us: results[p].times }));
+  writeFileSync(values.json, JSON.stringify({ face: `Node ${process.version} (jco)`, component: componentDigest, rows }, null, 1));
 }

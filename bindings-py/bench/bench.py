@@ -2,12 +2,14 @@
 """Per-call timing of the Python package on one realistic request (reference vector t01: an MCP
 gateway, 4 capacity axes, a provider quota, continuity and safety; it scales up).
 
-    python bench/bench.py [--batches N] [--calls N] [--criterion DIR]
+    python bench/bench.py [--batches N] [--calls N] [--criterion DIR] [--json FILE]
 
 Each path runs ``batches`` batches of ``calls`` calls after a warm-up; the table shows the
 median per-call time over batches and the decisions per second it implies. When the native
 core's criterion results are found (``make bench-py`` runs ``cargo bench`` for them first, in
-the same run), each path is also given as a ratio to the native core. A benchmark, not a test.
+the same run), each path is also given as a ratio to the native core. With ``--json``, the
+per-call time of every batch is also written to FILE for the one table of ``make bench``
+(``benches/table.py``). A benchmark, not a test.
 
 The typed path calls the component's typed ``evaluate`` (WIT records in and out) through the
 package's private glue; it is measured to justify that ``Evaluator.evaluate`` does not use it.
@@ -38,9 +40,9 @@ T01 = ROOT / "tests" / "vectors" / "reference" / "t01-mcp-target-tracks-determin
 COMPLETE = HERE / "t01-complete.json"
 
 
-def measure(paths: list[tuple[Callable[[], Any], int]], batches: int) -> list[tuple[float, float, float]]:
-    """Median, min and max µs per call over the batches, for each ``(fn, calls)``. The paths'
-    batches are interleaved, so that a change of load on a shared machine hits them alike."""
+def measure(paths: list[tuple[Callable[[], Any], int]], batches: int) -> list[list[float]]:
+    """µs per call in each batch, for each ``(fn, calls)``. The paths' batches are interleaved,
+    so that a change of load on a shared machine hits them alike."""
     for fn, calls in paths:
         for _ in range(calls):
             fn()
@@ -51,7 +53,7 @@ def measure(paths: list[tuple[Callable[[], Any], int]], batches: int) -> list[tu
             for _ in range(calls):
                 fn()
             per_call[index].append((time.perf_counter_ns() - start) / 1000 / calls)
-    return [(statistics.median(times), min(times), max(times)) for times in per_call]
+    return per_call
 
 
 def parallel_throughput(evaluator: Evaluator, text: str, threads: int, seconds: float) -> tuple[float, float]:
@@ -93,6 +95,7 @@ def main() -> int:
     parser.add_argument("--batches", type=int, default=21)
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--criterion", type=Path, default=ROOT / "target" / "criterion")
+    parser.add_argument("--json", type=Path, help="also write every batch's per-call µs here")
     args = parser.parse_args()
 
     request = json.loads(T01.read_text())["request"]
@@ -141,7 +144,15 @@ def main() -> int:
     print(f"Evaluator() (compile + instantiate): {compile_ms:.0f} ms\n")
     print("| path | median µs/call | min–max µs | decisions/s | × native |")
     print("|---|---:|---:|---:|---:|")
-    results = measure([(fn, calls) for _, fn, calls, _ in paths], args.batches)
+    per_batch = measure([(fn, calls) for _, fn, calls, _ in paths], args.batches)
+    results = [(statistics.median(times), min(times), max(times)) for times in per_batch]
+    if args.json:
+        rows = [
+            {"path": name, "native": baseline, "per_call_us": times}
+            for (name, _, _, baseline), times in zip(paths, per_batch)
+        ]
+        face = f"Python {platform.python_version()} (wasmtime-py {version('wasmtime')})"
+        args.json.write_text(json.dumps({"face": face, "component": evaluator.component_digest, "rows": rows}))
     for (name, _, _, baseline), (median, low, high) in zip(paths, results):
         ratio = f"{median / native[baseline]:.1f}× `{baseline}`" if baseline in native else "—"
         print(f"| `{name}` | {median:.1f} | {low:.1f}–{high:.1f} | {1e6 / median:,.0f} | {ratio} |")
