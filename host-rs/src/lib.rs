@@ -10,6 +10,10 @@ pub mod registry;
 pub mod service;
 #[cfg(feature = "kubernetes")]
 pub mod keda;
+#[cfg(feature = "kubernetes")]
+pub mod units;
+#[cfg(feature = "kubernetes")]
+pub mod webhook;
 
 use std::path::PathBuf;
 

@@ -19,6 +19,8 @@
 //! [`ServiceConfig::workers`] at a time; the async workers only parse and route.
 
 mod metrics;
+#[cfg(feature = "kubernetes")]
+mod units;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -70,6 +72,15 @@ pub struct ServiceConfig {
     pub watch_dir: Option<PathBuf>,
     /// How often the folder is scanned.
     pub watch_interval: Duration,
+    /// The unit registry: the routes `/v1/units…` and `/v1/admission` (see `service/units.rs`).
+    #[cfg(feature = "kubernetes")]
+    pub units: Option<Arc<crate::units::Units>>,
+    /// Serve HTTPS with these files (reloaded when they change) instead of plain HTTP.
+    #[cfg(feature = "kubernetes")]
+    pub tls: Option<crate::webhook::tls::TlsFiles>,
+    /// The admission webhook answers `allowed`, with the would-be denial as a warning.
+    #[cfg(feature = "kubernetes")]
+    pub admission_dry_run: bool,
 }
 
 impl Default for ServiceConfig {
@@ -85,6 +96,12 @@ impl Default for ServiceConfig {
             drain_timeout: Duration::from_secs(20),
             watch_dir: None,
             watch_interval: Duration::from_secs(2),
+            #[cfg(feature = "kubernetes")]
+            units: None,
+            #[cfg(feature = "kubernetes")]
+            tls: None,
+            #[cfg(feature = "kubernetes")]
+            admission_dry_run: false,
         }
     }
 }
@@ -137,7 +154,10 @@ impl Service {
 
     /// The routes, with metrics around every request.
     pub fn router(&self) -> Router {
-        Router::new()
+        let router = Router::new();
+        #[cfg(feature = "kubernetes")]
+        let router = units::routes(router);
+        router
             .route("/health", get(health))
             .route("/ready", get(ready))
             .route("/metrics", get(metrics_text))
@@ -169,11 +189,21 @@ impl Service {
         if let Some(dir) = self.shared.config.watch_dir.clone() {
             tokio::spawn(watch(Arc::clone(&self.shared), dir));
         }
+        #[cfg(feature = "kubernetes")]
+        if let Some(units) = &self.shared.config.units {
+            tokio::spawn(Arc::clone(units).watch());
+        }
         let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = axum::serve(listener, self.router()).with_graceful_shutdown(async {
-            let _ = close_rx.await;
-        });
-        let mut server = tokio::spawn(async move { server.await });
+        #[cfg(feature = "kubernetes")]
+        let mut server = match self.shared.config.tls.clone() {
+            Some(files) => {
+                let listener = crate::webhook::tls::TlsListener::start(listener, files)?;
+                spawn_server(listener, self.router(), close_rx)
+            }
+            None => spawn_server(listener, self.router(), close_rx),
+        };
+        #[cfg(not(feature = "kubernetes"))]
+        let mut server = spawn_server(listener, self.router(), close_rx);
         tokio::select! {
             outcome = &mut server => {
                 outcome.map_err(std::io::Error::other)??;
@@ -210,6 +240,22 @@ impl Service {
         );
         Ok(DrainReport { in_flight_at_drain, drained })
     }
+}
+
+/// Serves `router` on `listener` (plain TCP, or TLS) until `close` fires.
+fn spawn_server<L>(
+    listener: L,
+    router: Router,
+    close: tokio::sync::oneshot::Receiver<()>,
+) -> tokio::task::JoinHandle<std::io::Result<()>>
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
+    let server = axum::serve(listener, router).with_graceful_shutdown(async {
+        let _ = close.await;
+    });
+    tokio::spawn(async move { server.await })
 }
 
 /// Completes on SIGTERM or SIGINT (Ctrl-C).

@@ -256,8 +256,9 @@ impl UnitsBuilder {
             clock: self.clock,
         });
         if let Some(dir) = &units.dir {
-            std::fs::read_dir(dir)
-                .map_err(|error| UnitError::Config(format!("cannot read the contracts folder {}: {error}", dir.display())))?;
+            std::fs::read_dir(dir).map_err(|error| {
+                UnitError::Config(format!("cannot read the contracts folder {}: {error}", dir.display()))
+            })?;
             let report = units.reload().await;
             log_report(&report);
         }
@@ -561,7 +562,11 @@ impl Units {
             }
         }
         if let Some(count) = replicas {
-            writes.push(Write { key: format!("{prefix}replicas"), value: Some(count.to_string()), expires_at_ms: None });
+            writes.push(Write {
+                key: format!("{prefix}replicas"),
+                value: Some(count.to_string()),
+                expires_at_ms: None,
+            });
         }
         self.store.write(writes, self.now_ms()).await?;
         Ok((written, forgotten))
@@ -587,10 +592,8 @@ impl Units {
             return Ok(UnitDecision { verdict: UnitVerdict::NoContract, decision_json: None, provenance: None });
         };
         let prefix = key.store_prefix();
-        let mut keys: Vec<String> = ["signal", "continuity", "safety", "replicas"]
-            .iter()
-            .map(|slot| format!("{prefix}{slot}"))
-            .collect();
+        let mut keys: Vec<String> =
+            ["signal", "continuity", "safety", "replicas"].iter().map(|slot| format!("{prefix}{slot}")).collect();
         keys.extend(contract.axes.iter().map(|axis| format!("{prefix}capacity:{axis}")));
         keys.extend(contract.quota_refs.iter().map(|quota| format!("{prefix}quota:{quota}")));
         let values = self.store.read(&keys, self.now_ms()).await?;

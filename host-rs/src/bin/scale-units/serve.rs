@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use scale_units_host::service::{Service, ServiceConfig, termination_signal};
+use scale_units_host::units::Units;
+use scale_units_host::webhook::tls::TlsFiles;
 use scale_units_host::{ConformanceSuite, Policy, PolicyRegistry, default_cache_dir, default_component_path};
 
 use crate::Failure;
@@ -29,6 +31,17 @@ usage: scale-units serve [OPTIONS]
   --max-batch N              most requests in one batch (default 1000)
   --workers N                evaluations at once (default: the number of CPUs)
   --no-cache                 compile components instead of using the precompiled cache
+  --units DIR                scale-unit contracts by unit, <namespace>.<name>.json|yaml|yml (a mounted
+                             ConfigMap), reloaded on change; enables PUT /v1/units/{ns}/{name}/observations,
+                             GET /v1/units[/{ns}/{name}] and POST /v1/admission
+  --units-interval-ms N      how often DIR is rescanned (default 2000)
+  --redis URL                keep observations in Redis (redis://host:port/db), shared by every replica
+                             (default: in this process)
+  --webhook                  serve HTTPS (every route) for the admission webhook; needs --units,
+                             --tls-cert and --tls-key
+  --tls-cert FILE            PEM certificate chain, reloaded when it changes
+  --tls-key FILE             PEM private key, reloaded when it changes
+  --webhook-dry-run          the webhook answers allowed, with the would-be denial as a warning
 
 A listener outside loopback needs a token, and then evaluation needs it too.
 Prints `listening on ADDR` on stdout once it accepts connections.";
@@ -41,6 +54,12 @@ struct ServeOptions {
     conformance: Option<PathBuf>,
     no_cache: bool,
     config: ServiceConfig,
+    units: Option<PathBuf>,
+    units_interval: Duration,
+    redis: Option<String>,
+    webhook: bool,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
 }
 
 /// Runs `scale-units serve ARGS`; returns the exit code.
@@ -90,11 +109,36 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         staged.digest, staged.evaluator_version, staged.vectors_passed, staged.cache
     );
 
+    let mut config = options.config;
+    if let Some(dir) = &options.units {
+        let mut units =
+            Units::builder(Arc::clone(&registry)).contracts_dir(dir).reload_interval(options.units_interval);
+        if let Some(url) = &options.redis {
+            units = units.redis(url);
+        }
+        let units = units.build().await.map_err(|error| Failure::Host(error.to_string()))?;
+        eprintln!(
+            "scale-units serve: {} unit contract(s) from {}, observations in {}",
+            units.keys().len(),
+            dir.display(),
+            units.store_kind()
+        );
+        config.units = Some(units);
+    }
+    if options.webhook {
+        let (Some(cert), Some(key)) = (&options.tls_cert, &options.tls_key) else {
+            return Err(Failure::Usage("--webhook needs --tls-cert and --tls-key".to_owned()));
+        };
+        if options.units.is_none() {
+            return Err(Failure::Usage("--webhook needs --units".to_owned()));
+        }
+        config.tls = Some(TlsFiles::new(cert, key));
+    }
+
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|error| Failure::Host(format!("cannot listen on {}: {error}", options.listen)))?;
     let address = listener.local_addr().map_err(|error| Failure::Host(error.to_string()))?;
-    let mut config = options.config;
     config.token = options.token;
     if !address.ip().is_loopback() {
         if config.token.is_none() {
@@ -119,6 +163,12 @@ fn parse(args: Vec<String>) -> Result<ServeOptions, String> {
         conformance: None,
         no_cache: false,
         config: ServiceConfig::default(),
+        units: None,
+        units_interval: Duration::from_secs(2),
+        redis: None,
+        webhook: false,
+        tls_cert: None,
+        tls_key: None,
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -153,6 +203,15 @@ fn parse(args: Vec<String>) -> Result<ServeOptions, String> {
             "--max-batch" => options.config.max_batch = count(value(&arg)?, &arg)?,
             "--workers" => options.config.workers = count(value(&arg)?, &arg)?.max(1),
             "--no-cache" => options.no_cache = true,
+            "--units" => options.units = Some(PathBuf::from(value("--units")?)),
+            "--units-interval-ms" => {
+                options.units_interval = millis(value(&arg)?, &arg)?.max(Duration::from_millis(10));
+            }
+            "--redis" => options.redis = Some(value("--redis")?),
+            "--webhook" => options.webhook = true,
+            "--tls-cert" => options.tls_cert = Some(PathBuf::from(value("--tls-cert")?)),
+            "--tls-key" => options.tls_key = Some(PathBuf::from(value("--tls-key")?)),
+            "--webhook-dry-run" => options.config.admission_dry_run = true,
             other => return Err(format!("serve: unknown option {other}\n{USAGE}")),
         }
     }

@@ -1,0 +1,165 @@
+//! The unit registry's routes (feature `kubernetes`), when the service has a
+//! [`Units`](crate::units::Units) registry:
+//!
+//! | route | does |
+//! |---|---|
+//! | `PUT /v1/units/{namespace}/{name}/observations` | stores a collector's observations (bearer token when one is configured) |
+//! | `GET /v1/units` | the units with a contract |
+//! | `GET /v1/units/{namespace}/{name}` | the unit's decision now, at the collector's last replica count (`?replicas=N` for another) |
+//! | `POST /v1/admission` | the admission webhook (`AdmissionReview` in, `AdmissionReview` out; always 200) |
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
+use axum::routing::{get, post, put};
+use serde_json::json;
+
+use super::{Shared, Shared_, authorize, error_response, json_response, read_body, read_text};
+use crate::units::{UnitError, UnitKey, UnitVerdict, Units};
+
+/// Largest `AdmissionReview` read (the API server sends whole objects; its own limit is 3 MiB).
+const MAX_REVIEW_BYTES: usize = 4 << 20;
+
+/// Adds the routes to `router`.
+pub(super) fn routes(router: Router<Arc<Shared>>) -> Router<Arc<Shared>> {
+    router
+        .route("/v1/units", get(list))
+        .route("/v1/units/{namespace}/{name}", get(decision))
+        .route("/v1/units/{namespace}/{name}/observations", put(observations))
+        .route("/v1/admission", post(admission))
+}
+
+fn units_of(shared: &Shared) -> Option<&Arc<Units>> {
+    shared.config.units.as_ref()
+}
+
+fn no_units() -> Response {
+    error_response(StatusCode::NOT_FOUND, "units_disabled", "this service has no unit registry (serve --units DIR)")
+}
+
+fn unit_error(error: &UnitError) -> Response {
+    let status = match error {
+        UnitError::InvalidKey(_) | UnitError::InvalidObservations(_) => StatusCode::BAD_REQUEST,
+        UnitError::UnknownUnit(_) => StatusCode::NOT_FOUND,
+        UnitError::UnknownReplicas(_) => StatusCode::CONFLICT,
+        UnitError::Evaluation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        UnitError::Policy(_) | UnitError::Store(_) | UnitError::Config(_) => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    let body = match error {
+        UnitError::InvalidObservations(inner) | UnitError::Evaluation(inner) => {
+            json!({"error": inner.to_json()})
+        }
+        _ => json!({"error": {"code": error.code(), "message": error.to_string()}}),
+    };
+    json_response(status, body.to_string())
+}
+
+async fn list(State(shared): Shared_, headers: HeaderMap) -> Response {
+    if shared.config.token_for_evaluation
+        && let Some(response) = authorize(&shared, &headers)
+    {
+        return response;
+    }
+    let units = match units_of(&shared) {
+        Some(units) => units,
+        None => return no_units(),
+    };
+    let list: Vec<_> = units
+        .keys()
+        .into_iter()
+        .map(|key| json!({"namespace": key.namespace, "name": key.name, "contract_id": units.contract_id(&key)}))
+        .collect();
+    json_response(StatusCode::OK, json!({"store": units.store_kind(), "units": list}).to_string())
+}
+
+async fn decision(
+    State(shared): Shared_,
+    headers: HeaderMap,
+    Path((namespace, name)): Path<(String, String)>,
+    uri: Uri,
+) -> Response {
+    if shared.config.token_for_evaluation
+        && let Some(response) = authorize(&shared, &headers)
+    {
+        return response;
+    }
+    let units = match units_of(&shared) {
+        Some(units) => units,
+        None => return no_units(),
+    };
+    let key = match UnitKey::new(namespace, name) {
+        Ok(key) => key,
+        Err(error) => return unit_error(&error),
+    };
+    let replicas = uri.query().unwrap_or_default().split('&').find_map(|pair| pair.strip_prefix("replicas="));
+    let replicas = match replicas.map(str::parse::<u64>) {
+        None => None,
+        Some(Ok(count)) => Some(count),
+        Some(Err(_)) => return error_response(StatusCode::BAD_REQUEST, "invalid_field", "replicas takes a number"),
+    };
+    match units.decide(&key, replicas).await {
+        Ok(decided) => match (decided.verdict, decided.decision_json, decided.provenance) {
+            (UnitVerdict::Decided { .. }, Some(decision), Some(provenance)) => json_response(
+                StatusCode::OK,
+                format!(
+                    "{{\"unit\":{},\"decision\":{decision},\"policy\":{}}}",
+                    json!(key.to_string()),
+                    json!({"digest": provenance.component_digest, "evaluator_version": provenance.evaluator_version})
+                ),
+            ),
+            _ => unit_error(&UnitError::UnknownUnit(key)),
+        },
+        Err(error) => unit_error(&error),
+    }
+}
+
+async fn observations(
+    State(shared): Shared_,
+    headers: HeaderMap,
+    Path((namespace, name)): Path<(String, String)>,
+    body: Body,
+) -> Response {
+    // A token, when configured, guards every write of evidence (a forged observation could
+    // unblock a unit); without one the listener is loopback only (`serve` refuses otherwise).
+    if shared.token_digest.is_some()
+        && let Some(response) = authorize(&shared, &headers)
+    {
+        return response;
+    }
+    let units = match units_of(&shared) {
+        Some(units) => units,
+        None => return no_units(),
+    };
+    let key = match UnitKey::new(namespace, name) {
+        Ok(key) => key,
+        Err(error) => return unit_error(&error),
+    };
+    let text = match read_text(body, &headers, shared.config.max_body_bytes).await {
+        Ok(text) => text,
+        Err(response) => return response,
+    };
+    match units.put_observations(&key, &text).await {
+        Ok((written, forgotten)) => json_response(
+            StatusCode::OK,
+            json!({"unit": key.to_string(), "written": written, "forgotten": forgotten}).to_string(),
+        ),
+        Err(error) => unit_error(&error),
+    }
+}
+
+async fn admission(State(shared): Shared_, headers: HeaderMap, body: Body) -> Response {
+    let units = match units_of(&shared) {
+        Some(units) => Arc::clone(units),
+        None => return no_units(),
+    };
+    let body = match read_body(body, &headers, MAX_REVIEW_BYTES).await {
+        Ok(body) => body,
+        Err(_) => axum::body::Bytes::new(),
+    };
+    let review = crate::webhook::review(&units, &body, shared.config.admission_dry_run).await;
+    json_response(StatusCode::OK, review.to_string())
+}
