@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use scale_units_host::keda::{KedaConfig, KedaScaler};
 use scale_units_host::service::{Service, ServiceConfig, termination_signal};
 use scale_units_host::units::Units;
 use scale_units_host::webhook::tls::TlsFiles;
@@ -42,6 +43,10 @@ usage: scale-units serve [OPTIONS]
   --tls-cert FILE            PEM certificate chain, reloaded when it changes
   --tls-key FILE             PEM private key, reloaded when it changes
   --webhook-dry-run          the webhook answers allowed, with the would-be denial as a warning
+  --keda-listen ADDR         also serve KEDA's external scaler (gRPC, plaintext) on ADDR; needs --units;
+                             drains with the service
+  --keda-stream-interval-ms N
+                             how often an open StreamIsActive re-reads its unit (default 5000)
 
 A listener outside loopback needs a token, and then evaluation needs it too.
 Prints `listening on ADDR` on stdout once it accepts connections.";
@@ -60,6 +65,8 @@ struct ServeOptions {
     webhook: bool,
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
+    keda_listen: Option<SocketAddr>,
+    keda_stream_interval: Duration,
 }
 
 /// Runs `scale-units serve ARGS`; returns the exit code.
@@ -135,6 +142,22 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         config.tls = Some(TlsFiles::new(cert, key));
     }
 
+    let keda = match (options.keda_listen, &config.units) {
+        (None, _) => None,
+        (Some(_), None) => return Err(Failure::Usage("--keda-listen needs --units".to_owned())),
+        (Some(address), Some(units)) => {
+            let listener = tokio::net::TcpListener::bind(address)
+                .await
+                .map_err(|error| Failure::Host(format!("cannot listen on {address}: {error}")))?;
+            let keda_config = KedaConfig {
+                stream_interval: options.keda_stream_interval,
+                shutdown_delay: config.shutdown_delay,
+                drain_timeout: config.drain_timeout,
+            };
+            Some((listener, KedaScaler::new(Arc::clone(units), keda_config)))
+        }
+    };
+
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|error| Failure::Host(format!("cannot listen on {}: {error}", options.listen)))?;
@@ -146,12 +169,43 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         }
         config.token_for_evaluation = true;
     }
+    // One signal for both servers: they drain together.
+    let (signal_tx, signal_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        termination_signal().await;
+        let _ = signal_tx.send(true);
+    });
+    let signalled = |mut signal: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = signal.wait_for(|signalled| *signalled).await;
+    };
+    let keda = match keda {
+        Some((listener, scaler)) => {
+            let keda_address = listener.local_addr().map_err(|error| Failure::Host(error.to_string()))?;
+            out!("keda external scaler listening on {keda_address}");
+            Some(tokio::spawn(scaler.run(listener, signalled(signal_rx.clone()))))
+        }
+        None => None,
+    };
     out!("listening on {address}");
     let report = Service::new(registry, config)
-        .run(listener, termination_signal())
+        .run(listener, signalled(signal_rx))
         .await
         .map_err(|error| Failure::Host(format!("the server failed: {error}")))?;
-    Ok(if report.drained { 0 } else { crate::exit::FAILURE })
+    let keda_drained = match keda {
+        None => true,
+        Some(task) => match task.await {
+            Ok(Ok(drained)) => drained,
+            Ok(Err(error)) => {
+                eprintln!("scale-units serve: the KEDA external scaler failed: {error}");
+                false
+            }
+            Err(error) => {
+                eprintln!("scale-units serve: the KEDA external scaler stopped: {error}");
+                false
+            }
+        },
+    };
+    Ok(if report.drained && keda_drained { 0 } else { crate::exit::FAILURE })
 }
 
 fn parse(args: Vec<String>) -> Result<ServeOptions, String> {
@@ -169,6 +223,8 @@ fn parse(args: Vec<String>) -> Result<ServeOptions, String> {
         webhook: false,
         tls_cert: None,
         tls_key: None,
+        keda_listen: None,
+        keda_stream_interval: Duration::from_secs(5),
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -212,6 +268,13 @@ fn parse(args: Vec<String>) -> Result<ServeOptions, String> {
             "--tls-cert" => options.tls_cert = Some(PathBuf::from(value("--tls-cert")?)),
             "--tls-key" => options.tls_key = Some(PathBuf::from(value("--tls-key")?)),
             "--webhook-dry-run" => options.config.admission_dry_run = true,
+            "--keda-listen" => {
+                let text = value(&arg)?;
+                options.keda_listen = Some(text.parse().map_err(|_| "--keda-listen takes HOST:PORT".to_owned())?);
+            }
+            "--keda-stream-interval-ms" => {
+                options.keda_stream_interval = millis(value(&arg)?, &arg)?.max(Duration::from_millis(10));
+            }
             other => return Err(format!("serve: unknown option {other}\n{USAGE}")),
         }
     }
