@@ -1,8 +1,11 @@
 //! The KEDA external scaler through a real gRPC client calling the four methods as KEDA does
 //! (`GetMetricSpec` when it builds the HPA, `GetMetrics` then `IsActive` on every poll,
-//! `StreamIsActive` for a push scaler), over the unit registry of the service with the two example
-//! units deployed by `deploy/kubernetes/` (`zentinelle/gateway` and `media/transcode`, which may
-//! scale to zero). The registry's clock is the test's, so that evidence expires on demand.
+//! `StreamIsActive` for a push scaler), over the unit registry of the decision service with the
+//! two example units deployed by `deploy/kubernetes/` (`zentinelle/gateway` and `media/transcode`,
+//! which may scale to zero). Observations are pushed over HTTP (`PUT
+//! /v1/units/{namespace}/{name}/observations`), as a collector does. In-process, the registry's
+//! clock is the test's, so that evidence expires on demand; the real binary (`serve
+//! --keda-listen`) is checked end to end, drain included.
 #![allow(
     clippy::panic,
     clippy::expect_used,
@@ -12,9 +15,13 @@
 )]
 
 mod common;
+mod support;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::io::BufRead;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime};
@@ -22,17 +29,21 @@ use std::time::{Duration, SystemTime};
 use scale_units_host::keda::proto::external_scaler_client::ExternalScalerClient;
 use scale_units_host::keda::proto::{GetMetricsRequest, IsActiveResponse, ScaledObjectRef};
 use scale_units_host::keda::{KedaConfig, KedaScaler, METRIC_NAME, UNIT_METADATA_KEY};
+use scale_units_host::service::{Service, ServiceConfig};
 use scale_units_host::units::{UnitKey, Units};
 use scale_units_host::{Candidate, Policy, PolicyRegistry};
 use serde_json::{Value, json};
+use support::{Client, Running};
 use tonic::transport::Channel;
 
 /// 2026-08-19T12:00:00Z: the examples' observations are fresh from 11:59:30 to 12:01:30.
 const NOON: i64 = 1_787_140_800;
 
-/// The service's unit registry and the scaler over it, on a loopback port.
+/// The decision service with its unit registry, and the scaler over the same registry, each on
+/// a loopback port.
 struct Scaler {
     units: Arc<Units>,
+    http: Option<Running>,
     client: ExternalScalerClient<Channel>,
     /// Seconds since the Unix epoch, as the registry's clock reads them.
     clock: Arc<AtomicI64>,
@@ -43,10 +54,7 @@ struct Scaler {
 
 impl Scaler {
     async fn start(stream_interval: Duration) -> Self {
-        let dir = std::env::temp_dir().join(format!("scale-units-keda-{}-{}", std::process::id(), unique()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("zentinelle.gateway.json"), common::example("api-gateway/contract.json")).unwrap();
-        std::fs::write(dir.join("media.transcode.json"), common::example("media-pool/contract.json")).unwrap();
+        let dir = contracts_dir();
 
         let registry = tokio::task::spawn_blocking(|| {
             let registry = PolicyRegistry::builder()
@@ -60,7 +68,7 @@ impl Scaler {
         .unwrap();
         let clock = Arc::new(AtomicI64::new(NOON));
         let reading = Arc::clone(&clock);
-        let units = Units::builder(registry)
+        let units = Units::builder(Arc::clone(&registry))
             .contracts_dir(&dir)
             .clock(Arc::new(move || {
                 SystemTime::UNIX_EPOCH + Duration::from_secs(reading.load(Ordering::SeqCst).try_into().unwrap())
@@ -69,6 +77,12 @@ impl Scaler {
             .await
             .unwrap();
         assert_eq!(units.keys().len(), 2, "both example contracts load");
+        let config = ServiceConfig {
+            units: Some(Arc::clone(&units)),
+            shutdown_delay: Duration::ZERO,
+            ..ServiceConfig::default()
+        };
+        let http = Running::start(Service::new(registry, config), 1);
 
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
@@ -84,13 +98,12 @@ impl Scaler {
                 .unwrap()
         });
         let client = ExternalScalerClient::connect(format!("http://{address}")).await.unwrap();
-        Self { units, client, clock, stop: Some(stop), server, dir }
+        Self { units, http: Some(http), client, clock, stop: Some(stop), server, dir }
     }
 
-    /// Pushes observations for a unit, as a collector does.
+    /// Pushes observations for a unit over HTTP, as a collector does.
     async fn push(&self, namespace: &str, name: &str, body: &Value) {
-        let key = UnitKey::new(namespace, name).unwrap();
-        self.units.put_observations(&key, &body.to_string()).await.unwrap();
+        push(self.http.as_ref().unwrap().address, namespace, name, body).await;
     }
 
     async fn is_active(&mut self, reference: &ScaledObjectRef) -> bool {
@@ -111,9 +124,32 @@ impl Scaler {
     async fn stop(mut self) -> bool {
         let _ = self.stop.take().unwrap().send(());
         let drained = self.server.await.unwrap();
+        let http = self.http.take().unwrap();
+        tokio::task::spawn_blocking(move || http.stop()).await.unwrap();
         let _ = std::fs::remove_dir_all(&self.dir);
         drained
     }
+}
+
+/// `PUT /v1/units/{namespace}/{name}/observations` with `body`; the service answers 200.
+async fn push(address: SocketAddr, namespace: &str, name: &str, body: &Value) {
+    let path = format!("/v1/units/{namespace}/{name}/observations");
+    let body = body.to_string();
+    let reply = tokio::task::spawn_blocking(move || {
+        Client::new(address).send("PUT", &path, &[("content-type", "application/json")], body.as_bytes()).unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+}
+
+/// A contracts folder as the ConfigMap of `deploy/kubernetes/` mounts it: the two example units.
+fn contracts_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("scale-units-keda-{}-{}", std::process::id(), unique()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("zentinelle.gateway.json"), common::example("api-gateway/contract.json")).unwrap();
+    std::fs::write(dir.join("media.transcode.json"), common::example("media-pool/contract.json")).unwrap();
+    dir
 }
 
 fn unique() -> u64 {
@@ -288,4 +324,72 @@ async fn an_unchanged_state_is_sent_once() {
     assert!(quiet.is_err(), "no second message for an unchanged state: {quiet:?}");
     drop(stream);
     assert!(scaler.stop().await);
+}
+
+/// Observations fresh for two minutes from the real clock, for the real binary.
+fn fresh_observations(example: &str, current_replicas: u64, signal_value: i64) -> Value {
+    let mut body = observations(example, current_replicas, signal_value);
+    let time = |seconds: i64| {
+        let at = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(seconds);
+        at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    };
+    let (observed_at, expires_at) = (time(-5), time(120));
+    let stamp = |observation: &mut Value| {
+        observation["observed_at"] = json!(observed_at);
+        observation["expires_at"] = json!(expires_at);
+    };
+    stamp(&mut body["signal"]);
+    stamp(&mut body["safety"]);
+    for capacity in body["capacities"].as_array_mut().unwrap() {
+        stamp(capacity);
+    }
+    body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serves_the_scaler_beside_http_and_drains_both_on_sigterm() {
+    let dir = contracts_dir();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_scale-units"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--keda-listen", "127.0.0.1:0", "--keda-stream-interval-ms", "50"])
+        .args(["--shutdown-delay-ms", "200", "--drain-timeout-ms", "10000", "--units"])
+        .arg(&dir)
+        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = |prefix: &str| {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        line.trim().strip_prefix(prefix).unwrap_or_else(|| panic!("{prefix}: {line}")).parse::<SocketAddr>().unwrap()
+    };
+    let keda = line("keda external scaler listening on ");
+    let http = line("listening on ");
+
+    push(http, "media", "transcode", &fresh_observations("media-pool", 1, 75)).await;
+    let mut client = ExternalScalerClient::connect(format!("http://{keda}")).await.unwrap();
+    let request = GetMetricsRequest { scaled_object_ref: Some(transcode()), metric_name: METRIC_NAME.into() };
+    let metric = client.get_metrics(request.clone()).await.unwrap().into_inner().metric_values[0].metric_value;
+    assert_eq!(metric, 3, "1 -> 3 replicas for a queue of 75 (target 20, step 2)");
+    let mut stream = client.stream_is_active(transcode()).await.unwrap().into_inner();
+    assert!(next(&mut stream).await.unwrap().unwrap().result);
+    push(http, "media", "transcode", &fresh_observations("media-pool", 1, 0)).await;
+    assert!(!next(&mut stream).await.unwrap().unwrap().result, "scale to zero allowed");
+
+    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    // The open stream ends with the drain, and the process exits 0 (both servers drained).
+    assert!(next(&mut stream).await.unwrap().is_none());
+    let exit = tokio::task::spawn_blocking(move || {
+        let exit = child.wait().unwrap();
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        (exit, stderr)
+    })
+    .await
+    .unwrap();
+    assert!(exit.0.success(), "{:?}\n{}", exit.0, exit.1);
+    assert!(client.get_metrics(request).await.is_err(), "nothing listens after the drain");
+    let _ = std::fs::remove_dir_all(Path::new(&dir));
 }
