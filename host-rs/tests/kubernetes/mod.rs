@@ -236,27 +236,28 @@ impl Https {
     }
 }
 
-/// A plain HTTP client over one keep-alive connection.
+/// A plain HTTP client: one connection per request (the service may close a connection after a
+/// refusal without reading the body).
 pub struct Http {
-    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    address: SocketAddr,
 }
 
 impl Http {
     pub async fn connect(address: SocketAddr) -> Self {
-        let tcp = TcpStream::connect(address).await.unwrap();
-        let (sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
-        tokio::spawn(connection);
-        Self { sender }
+        Self { address }
     }
 
     pub async fn send(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, Value) {
+        let tcp = TcpStream::connect(self.address).await.unwrap();
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
+        tokio::spawn(connection);
         let mut request = hyper::Request::builder().method(method).uri(path).header("host", "localhost");
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
         let request = request.body(Full::new(Bytes::from(body.to_owned()))).unwrap();
-        let response = self.sender.send_request(request).await.unwrap();
+        let response = sender.send_request(request).await.unwrap();
         let status = response.status().as_u16();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let text = String::from_utf8(bytes.to_vec()).unwrap();
