@@ -33,7 +33,11 @@ impl Canon<'_> {
             Self::Null => out.push_str("null"),
             Self::Bool(true) => out.push_str("true"),
             Self::Bool(false) => out.push_str("false"),
-            Self::Int(number) => out.push_str(&number.to_string()),
+            Self::Int(number) => {
+                use std::fmt::Write;
+                // Writing to a String cannot fail.
+                let _ = write!(out, "{number}");
+            }
             Self::Str(text) => write_string(text, out),
             Self::List(items) => {
                 out.push('[');
@@ -46,20 +50,28 @@ impl Canon<'_> {
                 out.push(']');
             }
             Self::Map(entries) => {
-                let mut sorted: Vec<&(&'static str, Canon<'_>)> = entries.iter().collect();
-                sorted.sort_by(|a, b| a.0.cmp(b.0));
                 out.push('{');
-                for (i, (key, value)) in sorted.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write_string(key, out);
-                    out.push(':');
-                    value.write(out);
+                if entries.is_sorted_by(|a, b| a.0 <= b.0) {
+                    write_entries(entries.iter(), out);
+                } else {
+                    let mut sorted: Vec<&(&'static str, Canon<'_>)> = entries.iter().collect();
+                    sorted.sort_by(|a, b| a.0.cmp(b.0));
+                    write_entries(sorted.into_iter(), out);
                 }
                 out.push('}');
             }
         }
+    }
+}
+
+fn write_entries<'e, 'a: 'e>(entries: impl Iterator<Item = &'e (&'static str, Canon<'a>)>, out: &mut String) {
+    for (i, (key, value)) in entries.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(key, out);
+        out.push(':');
+        value.write(out);
     }
 }
 
@@ -68,42 +80,198 @@ impl Canon<'_> {
 /// outside printable ASCII, DEL included.
 fn write_string(text: &str, out: &mut String) {
     out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut units = [0_u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
+    let mut rest = text;
+    // Runs of printable ASCII other than `"` and `\` are copied as they are.
+    while let Some(at) = rest.bytes().position(|b| !matches!(b, b' '..=b'~') || b == b'"' || b == b'\\') {
+        // Every byte before `at` is ASCII, so `at` is a character boundary.
+        let Some((plain, tail)) = rest.split_at_checked(at) else {
+            break;
+        };
+        out.push_str(plain);
+        let mut chars = tail.chars();
+        if let Some(c) = chars.next() {
+            write_escaped(c, out);
+        }
+        rest = chars.as_str();
+    }
+    out.push_str(rest);
+    out.push('"');
+}
+
+fn write_escaped(c: char, out: &mut String) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        _ => {
+            let mut units = [0_u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str("\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(hex_digit((*unit >> shift) & 0xf));
                 }
             }
         }
     }
-    out.push('"');
+}
+
+/// The lower-case hex digit of `nibble` (0..=15).
+fn hex_digit(nibble: u16) -> char {
+    char::from_digit(u32::from(nibble), 16).unwrap_or('0')
+}
+
+/// Appends the lower-case hex of `bytes`.
+fn push_hex(bytes: &[u8], out: &mut String) {
+    for &byte in bytes {
+        out.push(hex_digit(u16::from(byte >> 4)));
+        out.push(hex_digit(u16::from(byte & 0xf)));
+    }
 }
 
 /// Lower-case hex of the sha256 of `bytes`.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let hash = Sha256::digest(bytes);
     let mut hex = String::with_capacity(64);
-    for byte in hash {
-        // Writing to a String cannot fail.
-        let _ = write!(hex, "{byte:02x}");
-    }
+    push_hex(&Sha256::digest(bytes), &mut hex);
     hex
 }
 
 /// The content digest `D(v) = "sha256:" + lowerhex(sha256(canonical(v)))`.
 pub fn content_digest(value: &Canon<'_>) -> String {
     format!("sha256:{}", sha256_hex(value.to_text().as_bytes()))
+}
+
+/// Canonical JSON written straight into one buffer, without building a tree. The caller writes
+/// each object's keys in ascending byte order (the order [`Canon`] sorts them into), so the text
+/// is [`Canon::to_text`] of the same value; the identities in every vector pin these bytes.
+pub(crate) struct CanonWriter {
+    out: String,
+    comma: bool,
+}
+
+impl CanonWriter {
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Self { out: String::with_capacity(capacity), comma: false }
+    }
+
+    fn separate(&mut self) {
+        if self.comma {
+            self.out.push(',');
+        }
+    }
+
+    /// Opens an object (as a value).
+    pub(crate) fn begin_object(&mut self) -> &mut Self {
+        self.separate();
+        self.out.push('{');
+        self.comma = false;
+        self
+    }
+
+    pub(crate) fn end_object(&mut self) -> &mut Self {
+        self.out.push('}');
+        self.comma = true;
+        self
+    }
+
+    /// Opens an array (as a value).
+    pub(crate) fn begin_array(&mut self) -> &mut Self {
+        self.separate();
+        self.out.push('[');
+        self.comma = false;
+        self
+    }
+
+    pub(crate) fn end_array(&mut self) -> &mut Self {
+        self.out.push(']');
+        self.comma = true;
+        self
+    }
+
+    /// An object key; its value follows.
+    pub(crate) fn key(&mut self, key: &'static str) -> &mut Self {
+        self.separate();
+        write_string(key, &mut self.out);
+        self.out.push(':');
+        self.comma = false;
+        self
+    }
+
+    pub(crate) fn str(&mut self, text: &str) -> &mut Self {
+        self.separate();
+        write_string(text, &mut self.out);
+        self.comma = true;
+        self
+    }
+
+    /// A string, or `null`.
+    pub(crate) fn opt_str(&mut self, text: Option<&str>) -> &mut Self {
+        match text {
+            Some(text) => self.str(text),
+            None => {
+                self.separate();
+                self.out.push_str("null");
+                self.comma = true;
+                self
+            }
+        }
+    }
+
+    pub(crate) fn uint(&mut self, number: u64) -> &mut Self {
+        use std::fmt::Write;
+        self.separate();
+        // Writing to a String cannot fail.
+        let _ = write!(self.out, "{number}");
+        self.comma = true;
+        self
+    }
+
+    pub(crate) fn bool(&mut self, flag: bool) -> &mut Self {
+        self.separate();
+        self.out.push_str(if flag { "true" } else { "false" });
+        self.comma = true;
+        self
+    }
+
+    /// `key: [words…]`, the words sorted.
+    pub(crate) fn sorted_words(&mut self, key: &'static str, mut words: Vec<&str>) -> &mut Self {
+        words.sort_unstable();
+        self.key(key).begin_array();
+        for word in words {
+            self.str(word);
+        }
+        self.end_array()
+    }
+
+    pub(crate) fn text(&self) -> &str {
+        &self.out
+    }
+}
+
+/// The short id and the content digest of an identity object whose canonical text is
+/// `identity`: `prefix` and the first 32 hex digits of its sha256, and
+/// `D({"identity": identity, "kind": kind})`, hashed in three pieces rather than written again.
+pub(crate) fn id_and_digest(prefix: &str, identity: &str, kind: &str) -> (String, String) {
+    let hash = Sha256::digest(identity.as_bytes());
+    let mut id = String::with_capacity(prefix.len() + 32);
+    id.push_str(prefix);
+    push_hex(hash.get(..16).unwrap_or_default(), &mut id);
+
+    let mut tail = String::with_capacity(kind.len() + 12);
+    tail.push_str(",\"kind\":");
+    write_string(kind, &mut tail);
+    tail.push('}');
+    let mut hasher = Sha256::new();
+    hasher.update(b"{\"identity\":");
+    hasher.update(identity.as_bytes());
+    hasher.update(tail.as_bytes());
+    let mut digest = String::with_capacity(71);
+    digest.push_str("sha256:");
+    push_hex(&hasher.finalize(), &mut digest);
+    (id, digest)
 }
 
 #[cfg(test)]
@@ -123,5 +291,24 @@ mod tests {
     fn pinned_missing_signal_digest() {
         let missing = Canon::Map(vec![("kind", Canon::Str("signal")), ("state", Canon::Str("missing"))]);
         assert_eq!(content_digest(&missing), "sha256:09ec28542f8fbb66c37f2c661e774b6687127212408499e4eddb77cca44767fb");
+    }
+
+    #[test]
+    fn writer_matches_the_tree() {
+        let tree = Canon::Map(vec![
+            ("a", Canon::List(vec![Canon::Str("x\u{1}é"), Canon::Null])),
+            ("b", Canon::Map(vec![("c", Canon::Int(7)), ("d", Canon::Bool(false))])),
+            ("e", Canon::List(vec![])),
+        ]);
+        let mut writer = CanonWriter::with_capacity(16);
+        writer.begin_object().key("a").begin_array().str("x\u{1}é").opt_str(None).end_array();
+        writer.key("b").begin_object().key("c").uint(7).key("d").bool(false).end_object();
+        writer.key("e").begin_array().end_array().end_object();
+        assert_eq!(writer.text(), tree.to_text());
+
+        let (id, digest) = id_and_digest("p:", writer.text(), "k\u{e9}");
+        let hex = sha256_hex(tree.to_text().as_bytes());
+        assert_eq!(id, format!("p:{}", &hex[..32]));
+        assert_eq!(digest, content_digest(&Canon::Map(vec![("identity", tree), ("kind", Canon::Str("k\u{e9}"))])));
     }
 }

@@ -1,109 +1,76 @@
 //! Contract and decision identities (SPEC §8).
 
-use crate::canonical::{Canon, content_digest, sha256_hex};
+use crate::canonical::{CanonWriter, id_and_digest};
 use crate::model::{ContractIdentity, Evidence, ScaleUnitContract};
 use crate::vocab::{ActionKind, Reason};
 
-fn sorted_words<T: Copy>(items: &[T], as_str: fn(T) -> &'static str) -> Canon<'static> {
-    let mut words: Vec<&'static str> = items.iter().map(|&item| as_str(item)).collect();
-    words.sort_unstable();
-    Canon::List(words.into_iter().map(Canon::Str).collect())
-}
-
-fn int(value: u64) -> Canon<'static> {
-    Canon::Int(i128::from(value))
-}
-
-/// The contract identity object: exactly the keys SPEC §8 lists.
-fn contract_identity(contract: &ScaleUnitContract) -> Canon<'_> {
+/// The canonical text of the contract identity object: exactly the keys SPEC §8 lists, each
+/// object's keys written in ascending order.
+fn contract_identity(contract: &ScaleUnitContract) -> CanonWriter {
     let policy = &contract.policy;
     let lease = &contract.partition_lease;
     let continuity = &contract.continuity;
-    Canon::Map(vec![
-        ("schema_version", Canon::Str(&contract.schema_version)),
-        ("unit_ref", Canon::Str(&contract.unit_ref)),
-        ("surface", Canon::Str(contract.surface.as_str())),
-        ("version", int(contract.version)),
-        (
-            "policy",
-            Canon::Map(vec![
-                ("min_replicas", int(policy.min_replicas)),
-                ("max_replicas", int(policy.max_replicas)),
-                ("target", int(policy.target)),
-                ("target_signal", Canon::Str(policy.target_signal.as_str())),
-                ("scale_up_step", int(policy.scale_up_step)),
-                ("scale_down_step", int(policy.scale_down_step)),
-                ("scale_up_cooldown_s", int(policy.scale_up_cooldown_s)),
-                ("scale_down_cooldown_s", int(policy.scale_down_cooldown_s)),
-                ("drain_seconds", int(policy.drain_seconds)),
-                ("allow_scale_to_zero", Canon::Bool(policy.allow_scale_to_zero)),
-                ("allow_scale_from_zero", Canon::Bool(policy.allow_scale_from_zero)),
-            ]),
-        ),
-        ("allowed_signals", sorted_words(&contract.allowed_signals, |s| s.as_str())),
-        ("required_capacity_axes", sorted_words(&contract.required_capacity_axes, |a| a.as_str())),
-        (
-            "replica_demands",
-            Canon::List(
-                contract
-                    .replica_demands
-                    .iter()
-                    .map(|d| {
-                        Canon::Map(vec![("axis", Canon::Str(d.axis.as_str())), ("per_replica", int(d.per_replica))])
-                    })
-                    .collect(),
-            ),
-        ),
-        (
-            "quotas",
-            Canon::List(
-                contract
-                    .quotas
-                    .iter()
-                    .map(|q| {
-                        Canon::Map(vec![
-                            ("quota_ref", Canon::Str(&q.quota_ref)),
-                            ("axis", Canon::Str(q.axis.as_str())),
-                            ("scope", Canon::Str(q.scope.as_str())),
-                            ("per_replica", int(q.per_replica)),
-                            ("multiplicative", Canon::Bool(q.multiplicative)),
-                        ])
-                    })
-                    .collect(),
-            ),
-        ),
-        (
-            "partition_lease",
-            Canon::Map(vec![
-                ("partitioned", Canon::Bool(lease.partitioned)),
-                ("partitions_per_replica", int(lease.partitions_per_replica)),
-                ("lease_required", Canon::Bool(lease.lease_required)),
-                ("lease_ttl_s", int(lease.lease_ttl_s)),
-                ("fencing_required", Canon::Bool(lease.fencing_required)),
-            ]),
-        ),
-        (
-            "continuity",
-            Canon::Map(vec![
-                ("mode", Canon::Str(continuity.mode.as_str())),
-                ("external_store_ref", continuity.external_store_ref.as_deref().map_or(Canon::Null, Canon::Str)),
-                ("drain_required", Canon::Bool(continuity.drain_required)),
-                ("block_scale_down_with_active", Canon::Bool(continuity.block_scale_down_with_active)),
-                ("max_drain_seconds", int(continuity.max_drain_seconds)),
-            ]),
-        ),
-        ("safety_required", Canon::Bool(contract.safety_required)),
-        ("engine_authority_axes", sorted_words(&contract.engine_authority_axes, |a| a.as_str())),
-    ])
+    let mut w = CanonWriter::with_capacity(1024);
+    w.begin_object();
+    w.sorted_words("allowed_signals", contract.allowed_signals.iter().map(|s| s.as_str()).collect());
+    w.key("continuity").begin_object();
+    w.key("block_scale_down_with_active").bool(continuity.block_scale_down_with_active);
+    w.key("drain_required").bool(continuity.drain_required);
+    w.key("external_store_ref").opt_str(continuity.external_store_ref.as_deref());
+    w.key("max_drain_seconds").uint(continuity.max_drain_seconds);
+    w.key("mode").str(continuity.mode.as_str());
+    w.end_object();
+    w.sorted_words("engine_authority_axes", contract.engine_authority_axes.iter().map(|a| a.as_str()).collect());
+    w.key("partition_lease").begin_object();
+    w.key("fencing_required").bool(lease.fencing_required);
+    w.key("lease_required").bool(lease.lease_required);
+    w.key("lease_ttl_s").uint(lease.lease_ttl_s);
+    w.key("partitioned").bool(lease.partitioned);
+    w.key("partitions_per_replica").uint(lease.partitions_per_replica);
+    w.end_object();
+    w.key("policy").begin_object();
+    w.key("allow_scale_from_zero").bool(policy.allow_scale_from_zero);
+    w.key("allow_scale_to_zero").bool(policy.allow_scale_to_zero);
+    w.key("drain_seconds").uint(policy.drain_seconds);
+    w.key("max_replicas").uint(policy.max_replicas);
+    w.key("min_replicas").uint(policy.min_replicas);
+    w.key("scale_down_cooldown_s").uint(policy.scale_down_cooldown_s);
+    w.key("scale_down_step").uint(policy.scale_down_step);
+    w.key("scale_up_cooldown_s").uint(policy.scale_up_cooldown_s);
+    w.key("scale_up_step").uint(policy.scale_up_step);
+    w.key("target").uint(policy.target);
+    w.key("target_signal").str(policy.target_signal.as_str());
+    w.end_object();
+    w.key("quotas").begin_array();
+    for q in &contract.quotas {
+        w.begin_object();
+        w.key("axis").str(q.axis.as_str());
+        w.key("multiplicative").bool(q.multiplicative);
+        w.key("per_replica").uint(q.per_replica);
+        w.key("quota_ref").str(&q.quota_ref);
+        w.key("scope").str(q.scope.as_str());
+        w.end_object();
+    }
+    w.end_array();
+    w.key("replica_demands").begin_array();
+    for d in &contract.replica_demands {
+        w.begin_object().key("axis").str(d.axis.as_str()).key("per_replica").uint(d.per_replica).end_object();
+    }
+    w.end_array();
+    w.sorted_words("required_capacity_axes", contract.required_capacity_axes.iter().map(|a| a.as_str()).collect());
+    w.key("safety_required").bool(contract.safety_required);
+    w.key("schema_version").str(&contract.schema_version);
+    w.key("surface").str(contract.surface.as_str());
+    w.key("unit_ref").str(&contract.unit_ref);
+    w.key("version").uint(contract.version);
+    w.end_object();
+    w
 }
 
 /// `contract_id` and `contract_digest` of a contract (its supplied claims are not part of it).
 pub(crate) fn contract(contract: &ScaleUnitContract) -> ContractIdentity {
     let identity = contract_identity(contract);
-    let hex = sha256_hex(identity.to_text().as_bytes());
-    let contract_id = format!("scale-unit:{}", hex.get(..32).unwrap_or_default());
-    let contract_digest =
-        content_digest(&Canon::Map(vec![("kind", Canon::Str("scale_unit_contract")), ("identity", identity)]));
+    let (contract_id, contract_digest) = id_and_digest("scale-unit:", identity.text(), "scale_unit_contract");
     ContractIdentity { contract_id, contract_digest }
 }
 
@@ -121,39 +88,27 @@ pub(crate) struct DecisionFields<'a> {
 
 /// `decision_id` and `decision_digest` of a decision.
 pub(crate) fn decision(fields: &DecisionFields<'_>) -> (String, String) {
-    let mut reasons: Vec<&'static str> = fields.reasons.iter().map(|r| r.as_str()).collect();
-    reasons.sort_unstable();
-    let identity = Canon::Map(vec![
-        ("schema_version", Canon::Str(crate::SCHEMA_VERSION)),
-        ("contract_id", Canon::Str(fields.contract_id)),
-        ("evaluated_at", Canon::Str(fields.evaluated_at)),
-        ("current_replicas", int(fields.current_replicas)),
-        ("desired_replicas", int(fields.desired_replicas)),
-        ("action", Canon::Str(fields.action.as_str())),
-        ("reasons", Canon::List(reasons.into_iter().map(Canon::Str).collect())),
-        ("drain_required", Canon::Bool(fields.drain_required)),
-        (
-            "evidence",
-            Canon::List(
-                fields
-                    .evidence
-                    .iter()
-                    .map(|e| {
-                        Canon::Map(vec![
-                            ("kind", Canon::Str(e.kind.as_str())),
-                            ("ref", Canon::Str(&e.reference)),
-                            ("digest", Canon::Str(&e.digest)),
-                            ("status", Canon::Str(e.status.as_str())),
-                            ("code", Canon::Str(&e.code)),
-                        ])
-                    })
-                    .collect(),
-            ),
-        ),
-    ]);
-    let hex = sha256_hex(identity.to_text().as_bytes());
-    let decision_id = format!("scale-decision:{}", hex.get(..32).unwrap_or_default());
-    let decision_digest =
-        content_digest(&Canon::Map(vec![("kind", Canon::Str("scale_decision")), ("identity", identity)]));
-    (decision_id, decision_digest)
+    let mut w = CanonWriter::with_capacity(512 + 256 * fields.evidence.len());
+    w.begin_object();
+    w.key("action").str(fields.action.as_str());
+    w.key("contract_id").str(fields.contract_id);
+    w.key("current_replicas").uint(fields.current_replicas);
+    w.key("desired_replicas").uint(fields.desired_replicas);
+    w.key("drain_required").bool(fields.drain_required);
+    w.key("evaluated_at").str(fields.evaluated_at);
+    w.key("evidence").begin_array();
+    for e in fields.evidence {
+        w.begin_object();
+        w.key("code").str(&e.code);
+        w.key("digest").str(&e.digest);
+        w.key("kind").str(e.kind.as_str());
+        w.key("ref").str(&e.reference);
+        w.key("status").str(e.status.as_str());
+        w.end_object();
+    }
+    w.end_array();
+    w.sorted_words("reasons", fields.reasons.iter().map(|r| r.as_str()).collect());
+    w.key("schema_version").str(crate::SCHEMA_VERSION);
+    w.end_object();
+    id_and_digest("scale-decision:", w.text(), "scale_decision")
 }

@@ -42,12 +42,45 @@ const CREDENTIAL_WORDS: &[&str] = &[
 /// Whether `text` contains anything the credential pattern matches, ignoring ASCII case.
 /// Refs are ASCII by the time this runs (the ref pattern is checked first).
 pub(crate) fn looks_like_credential(text: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    CREDENTIAL_WORDS.iter().any(|word| lower.contains(word))
+    // One pass, no allocation: at each position, only the words starting with that letter are
+    // compared (a substring occurs somewhere exactly when it starts at some position).
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(start, first)| {
+        let first = first.to_ascii_lowercase();
+        matches!(first, b'a' | b'b' | b'c' | b'p' | b'r' | b's' | b't')
+            && CREDENTIAL_WORDS.iter().any(|word| {
+                word.as_bytes().first() == Some(&first)
+                    && bytes
+                        .get(start..start + word.len())
+                        .is_some_and(|window| window.eq_ignore_ascii_case(word.as_bytes()))
+            })
+    })
 }
 
 /// Whether `text` is `sha256:` and 64 lower-case hex digits.
 pub(crate) fn is_digest(text: &str) -> bool {
     text.strip_prefix("sha256:")
         .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{CREDENTIAL_WORDS, looks_like_credential};
+
+    /// The definition: a case-insensitive substring search for any of the words.
+    fn oracle(text: &str) -> bool {
+        let lower = text.to_ascii_lowercase();
+        CREDENTIAL_WORDS.iter().any(|word| lower.contains(word))
+    }
+
+    proptest! {
+        #[test]
+        fn credential_scan_matches_substring_search(
+            text in "([a-zA-Z0-9._:/@+=-]{0,6}(AUTHORIZATION|Bearer|cookie|PassWD|private_key|token=|Token:|api-key|raw_body|rawspan|RAW-LOG|secre|toke|apike|raw)?){0,5}"
+        ) {
+            prop_assert_eq!(looks_like_credential(&text), oracle(&text));
+        }
+    }
 }
