@@ -46,7 +46,7 @@ fn main() {
                 let mut index = 0u64;
                 while Instant::now() < until {
                     // Allowed (3 -> 4) and denied (3 -> 9) in turn.
-                    let new = if index % 2 == 0 { 4 } else { 9 };
+                    let new = if index.is_multiple_of(2) { 4 } else { 9 };
                     let review = scale_review(&format!("uid-{client}-{index}"), "shop", "gateway", "deployments", 3, new);
                     let body = review.to_string();
                     let started = Instant::now();

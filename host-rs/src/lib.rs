@@ -4,12 +4,12 @@ mod bindings;
 mod cache;
 mod convert;
 mod error;
+#[cfg(feature = "kubernetes")]
+pub mod keda;
 mod policy;
 pub mod registry;
 #[cfg(feature = "service")]
 pub mod service;
-#[cfg(feature = "kubernetes")]
-pub mod keda;
 #[cfg(feature = "kubernetes")]
 pub mod units;
 #[cfg(feature = "kubernetes")]
