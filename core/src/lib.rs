@@ -84,7 +84,7 @@ pub fn parse_request(request: &str) -> Result<EvaluationRequest, EvaluationError
 /// # Errors
 /// `invalid_json` or `invalid_field`, with a path relative to the contract document.
 pub fn parse_contract(contract: &str) -> Result<ScaleUnitContract, EvaluationError> {
-    parse::contract(&json::parse(contract)?, "")
+    parse::contract(&json::parse(contract)?, &json::Path::Root)
 }
 
 /// Validates a contract (SPEC §4) and computes its identity (SPEC §8). Paths in errors are
@@ -94,7 +94,7 @@ pub fn parse_contract(contract: &str) -> Result<ScaleUnitContract, EvaluationErr
 /// `invalid_field`, `invalid_ref`, `credential_in_ref`, `invalid_digest`, `invalid_policy`,
 /// `invalid_contract`, or `identity_mismatch` when a supplied id or digest differs.
 pub fn validate_contract(contract: &ScaleUnitContract) -> Result<ContractIdentity, EvaluationError> {
-    validate::contract(contract, "")
+    validate::contract(contract, &json::Path::Root)
 }
 
 /// Parses and validates a contract given as JSON text.

@@ -3,7 +3,7 @@
 //! [`crate::validate`], so typed callers get exactly the same checks.
 
 use crate::error::EvaluationError;
-use crate::json::{self, Fields, Json};
+use crate::json::{self, Fields, Json, Path};
 use crate::model::{
     CapacityDemand, CapacityObservation, ContinuityContract, ContinuityObservation, EvaluationRequest,
     PartitionLeaseContract, QuotaBinding, QuotaObservation, SafetyObservation, ScalePolicy, ScaleUnitContract,
@@ -12,64 +12,68 @@ use crate::model::{
 use crate::vocab::{CapacityAxis, ContinuityMode, QuotaScope, SignalKind, SurfaceKind};
 
 fn list<T>(
-    fields: &mut Fields<'_>,
-    name: &str,
+    fields: &mut Fields<'_, '_>,
+    name: &'static str,
     required: bool,
-    read: impl Fn(&Json, &str) -> Result<T, EvaluationError>,
+    read: impl Fn(&Json<'_>, &Path<'_>) -> Result<T, EvaluationError>,
 ) -> Result<Vec<T>, EvaluationError> {
     let found = if required { Some(fields.required(name)?) } else { fields.optional(name)? };
     let Some((value, path)) = found else {
         return Ok(Vec::new());
     };
-    json::array(value, &path)?.iter().enumerate().map(|(i, item)| read(item, &json::index(&path, i))).collect()
+    json::array(value, &path)?.iter().enumerate().map(|(i, item)| read(item, &path.index(i))).collect()
 }
 
-fn opt_u64(fields: &mut Fields<'_>, name: &str, default: u64) -> Result<u64, EvaluationError> {
+fn opt_u64(fields: &mut Fields<'_, '_>, name: &'static str, default: u64) -> Result<u64, EvaluationError> {
     match fields.optional(name)? {
         Some((value, path)) => json::uint(value, &path),
         None => Ok(default),
     }
 }
 
-fn opt_bool(fields: &mut Fields<'_>, name: &str, default: bool) -> Result<bool, EvaluationError> {
+fn opt_bool(fields: &mut Fields<'_, '_>, name: &'static str, default: bool) -> Result<bool, EvaluationError> {
     match fields.optional(name)? {
         Some((value, path)) => json::boolean(value, &path),
         None => Ok(default),
     }
 }
 
-fn req_u64(fields: &mut Fields<'_>, name: &str) -> Result<u64, EvaluationError> {
+fn req_u64(fields: &mut Fields<'_, '_>, name: &'static str) -> Result<u64, EvaluationError> {
     let (value, path) = fields.required(name)?;
     json::uint(value, &path)
 }
 
-fn req_bool(fields: &mut Fields<'_>, name: &str) -> Result<bool, EvaluationError> {
+fn req_bool(fields: &mut Fields<'_, '_>, name: &'static str) -> Result<bool, EvaluationError> {
     let (value, path) = fields.required(name)?;
     json::boolean(value, &path)
 }
 
-fn req_string(fields: &mut Fields<'_>, name: &str) -> Result<String, EvaluationError> {
+fn req_string(fields: &mut Fields<'_, '_>, name: &'static str) -> Result<String, EvaluationError> {
     let (value, path) = fields.required(name)?;
     json::string(value, &path)
 }
 
-fn opt_string(fields: &mut Fields<'_>, name: &str, default: &str) -> Result<String, EvaluationError> {
+fn opt_string(fields: &mut Fields<'_, '_>, name: &'static str, default: &str) -> Result<String, EvaluationError> {
     match fields.optional(name)? {
         Some((value, path)) => json::string(value, &path),
         None => Ok(default.to_owned()),
     }
 }
 
-fn nullable_string(fields: &mut Fields<'_>, name: &str) -> Result<Option<String>, EvaluationError> {
+fn nullable_string(fields: &mut Fields<'_, '_>, name: &'static str) -> Result<Option<String>, EvaluationError> {
     fields.nullable(name).map(|(value, path)| json::string(value, &path)).transpose()
 }
 
-fn req_word<T>(fields: &mut Fields<'_>, name: &str, parse: fn(&str) -> Option<T>) -> Result<T, EvaluationError> {
+fn req_word<T>(
+    fields: &mut Fields<'_, '_>,
+    name: &'static str,
+    parse: fn(&str) -> Option<T>,
+) -> Result<T, EvaluationError> {
     let (value, path) = fields.required(name)?;
     json::word(value, &path, parse)
 }
 
-fn policy(value: &Json, path: &str) -> Result<ScalePolicy, EvaluationError> {
+fn policy(value: &Json<'_>, path: &Path<'_>) -> Result<ScalePolicy, EvaluationError> {
     let mut f = Fields::new(value, path)?;
     let policy = ScalePolicy {
         min_replicas: opt_u64(&mut f, "min_replicas", 1)?,
@@ -88,7 +92,7 @@ fn policy(value: &Json, path: &str) -> Result<ScalePolicy, EvaluationError> {
     Ok(policy)
 }
 
-fn demand(value: &Json, path: &str) -> Result<CapacityDemand, EvaluationError> {
+fn demand(value: &Json<'_>, path: &Path<'_>) -> Result<CapacityDemand, EvaluationError> {
     let mut f = Fields::new(value, path)?;
     let demand = CapacityDemand {
         axis: req_word(&mut f, "axis", CapacityAxis::parse)?,
@@ -98,7 +102,7 @@ fn demand(value: &Json, path: &str) -> Result<CapacityDemand, EvaluationError> {
     Ok(demand)
 }
 
-fn binding(value: &Json, path: &str) -> Result<QuotaBinding, EvaluationError> {
+fn binding(value: &Json<'_>, path: &Path<'_>) -> Result<QuotaBinding, EvaluationError> {
     let mut f = Fields::new(value, path)?;
     let binding = QuotaBinding {
         quota_ref: req_string(&mut f, "quota_ref")?,
@@ -111,7 +115,7 @@ fn binding(value: &Json, path: &str) -> Result<QuotaBinding, EvaluationError> {
     Ok(binding)
 }
 
-fn partition_lease(value: &Json, path: &str) -> Result<PartitionLeaseContract, EvaluationError> {
+fn partition_lease(value: &Json<'_>, path: &Path<'_>) -> Result<PartitionLeaseContract, EvaluationError> {
     let mut f = Fields::new(value, path)?;
     let lease = PartitionLeaseContract {
         partitioned: opt_bool(&mut f, "partitioned", false)?,
@@ -124,7 +128,7 @@ fn partition_lease(value: &Json, path: &str) -> Result<PartitionLeaseContract, E
     Ok(lease)
 }
 
-fn continuity_contract(value: &Json, path: &str) -> Result<ContinuityContract, EvaluationError> {
+fn continuity_contract(value: &Json<'_>, path: &Path<'_>) -> Result<ContinuityContract, EvaluationError> {
     let mut f = Fields::new(value, path)?;
     let continuity = ContinuityContract {
         mode: req_word(&mut f, "mode", ContinuityMode::parse)?,
@@ -138,7 +142,7 @@ fn continuity_contract(value: &Json, path: &str) -> Result<ContinuityContract, E
 }
 
 /// Reads a contract found at `path` (`""` for a standalone contract document).
-pub(crate) fn contract(value: &Json, path: &str) -> Result<ScaleUnitContract, EvaluationError> {
+pub(crate) fn contract(value: &Json<'_>, path: &Path<'_>) -> Result<ScaleUnitContract, EvaluationError> {
     let mut f = Fields::new(value, path)?;
     let contract = ScaleUnitContract {
         schema_version: opt_string(&mut f, "schema_version", crate::SCHEMA_VERSION)?,
@@ -182,7 +186,7 @@ struct Window {
     source_digest: String,
 }
 
-fn window(f: &mut Fields<'_>) -> Result<Window, EvaluationError> {
+fn window(f: &mut Fields<'_, '_>) -> Result<Window, EvaluationError> {
     Ok(Window {
         observed_at: req_string(f, "observed_at")?,
         expires_at: req_string(f, "expires_at")?,
@@ -191,7 +195,7 @@ fn window(f: &mut Fields<'_>) -> Result<Window, EvaluationError> {
     })
 }
 
-fn signal(value: &Json, path: &str) -> Result<SignalObservation, EvaluationError> {
+fn signal(value: &Json<'_>, path: &Path<'_>) -> Result<SignalObservation, EvaluationError> {
     let mut f = Fields::new(value, path)?;
     let signal = req_word(&mut f, "signal", SignalKind::parse)?;
     let value = {
@@ -210,7 +214,7 @@ fn signal(value: &Json, path: &str) -> Result<SignalObservation, EvaluationError
     })
 }
 
-fn capacity(value: &Json, path: &str) -> Result<CapacityObservation, EvaluationError> {
+fn capacity(value: &Json<'_>, path: &Path<'_>) -> Result<CapacityObservation, EvaluationError> {
     let mut f = Fields::new(value, path)?;
     let axis = req_word(&mut f, "axis", CapacityAxis::parse)?;
     let allocatable = req_u64(&mut f, "allocatable")?;
@@ -230,7 +234,7 @@ fn capacity(value: &Json, path: &str) -> Result<CapacityObservation, EvaluationE
     })
 }
 
-fn quota(value: &Json, path: &str) -> Result<QuotaObservation, EvaluationError> {
+fn quota(value: &Json<'_>, path: &Path<'_>) -> Result<QuotaObservation, EvaluationError> {
     let mut f = Fields::new(value, path)?;
     let quota_ref = req_string(&mut f, "quota_ref")?;
     let scope = req_word(&mut f, "scope", QuotaScope::parse)?;
@@ -250,7 +254,7 @@ fn quota(value: &Json, path: &str) -> Result<QuotaObservation, EvaluationError> 
     })
 }
 
-fn continuity(value: &Json, path: &str) -> Result<ContinuityObservation, EvaluationError> {
+fn continuity(value: &Json<'_>, path: &Path<'_>) -> Result<ContinuityObservation, EvaluationError> {
     let mut f = Fields::new(value, path)?;
     let ready = req_bool(&mut f, "ready")?;
     let active_sessions = req_u64(&mut f, "active_sessions")?;
@@ -268,7 +272,7 @@ fn continuity(value: &Json, path: &str) -> Result<ContinuityObservation, Evaluat
     })
 }
 
-fn safety(value: &Json, path: &str) -> Result<SafetyObservation, EvaluationError> {
+fn safety(value: &Json<'_>, path: &Path<'_>) -> Result<SafetyObservation, EvaluationError> {
     let mut f = Fields::new(value, path)?;
     let overloaded = req_bool(&mut f, "overloaded")?;
     let noisy_neighbor = req_bool(&mut f, "noisy_neighbor")?;
@@ -288,7 +292,7 @@ fn safety(value: &Json, path: &str) -> Result<SafetyObservation, EvaluationError
 
 /// Reads a whole evaluation request.
 pub(crate) fn request(value: &Json) -> Result<EvaluationRequest, EvaluationError> {
-    let mut f = Fields::new(value, "")?;
+    let mut f = Fields::new(value, &Path::Root)?;
     let contract = {
         let (value, path) = f.required("contract")?;
         contract(value, &path)?
@@ -304,7 +308,6 @@ pub(crate) fn request(value: &Json) -> Result<EvaluationRequest, EvaluationError
     let safety = f.nullable("safety").map(|(v, p)| safety(v, &p)).transpose()?;
     let now = req_string(&mut f, "now")?;
     let last_action_at = nullable_string(&mut f, "last_action_at")?;
-    debug_assert!(f.path().is_empty());
     f.finish()?;
     Ok(EvaluationRequest {
         contract,

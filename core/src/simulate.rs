@@ -339,7 +339,7 @@ pub fn simulate(
     options: &SimulationOptions,
     trace: &[TraceStep],
 ) -> Result<Simulation, EvaluationError> {
-    validate::contract(contract, "contract")?;
+    validate::contract(contract, &crate::json::Path::Text("contract"))?;
     if options.initial_replicas > MAX_REPLICAS {
         return Err(trace_error("initial_replicas".into(), "initial_replicas must be in 0..=10000"));
     }
@@ -351,7 +351,7 @@ pub fn simulate(
     }
     let mut times = Vec::with_capacity(trace.len());
     for (i, step) in trace.iter().enumerate() {
-        let at = validate::check_time(&step.at, &format!("trace[{i}].at"))?;
+        let at = validate::check_time(&step.at, &crate::json::Path::Text("trace").index(i).field("at"))?;
         if times.last().is_some_and(|&previous| at < previous) {
             return Err(trace_error(format!("trace[{i}].at"), "trace steps must not go back in time"));
         }
@@ -446,7 +446,7 @@ pub fn simulate(
 pub fn simulate_json(input: &str) -> Result<String, EvaluationError> {
     use crate::json::{self, Fields};
     let root = json::parse(input)?;
-    let mut fields = Fields::new(&root, "")?;
+    let mut fields = Fields::new(&root, &json::Path::Root)?;
     let contract = {
         let (value, path) = fields.required("contract")?;
         crate::parse::contract(value, &path)?
@@ -466,7 +466,7 @@ pub fn simulate_json(input: &str) -> Result<String, EvaluationError> {
         (None, Some((value, path))) => json::array(value, &path)?
             .iter()
             .enumerate()
-            .map(|(i, item)| trace_step(item, &json::index(&path, i)))
+            .map(|(i, item)| trace_step(item, &path.index(i)))
             .collect::<Result<Vec<_>, _>>()?,
         _ => return Err(trace_error(String::new(), "give the trace as exactly one of `trace_csv` and `trace`")),
     };
@@ -476,13 +476,15 @@ pub fn simulate_json(input: &str) -> Result<String, EvaluationError> {
     Ok(serde_json::to_string(&simulation).unwrap_or_default())
 }
 
-fn trace_step(value: &crate::json::Json, path: &str) -> Result<TraceStep, EvaluationError> {
+fn trace_step(value: &crate::json::Json<'_>, path: &crate::json::Path<'_>) -> Result<TraceStep, EvaluationError> {
     use crate::json::{self, Fields};
     let mut f = Fields::new(value, path)?;
-    let count =
-        |f: &mut Fields<'_>, name: &str| f.nullable(name).map(|(value, path)| json::uint(value, &path)).transpose();
-    let flag =
-        |f: &mut Fields<'_>, name: &str| f.nullable(name).map(|(value, path)| json::boolean(value, &path)).transpose();
+    let count = |f: &mut Fields<'_, '_>, name: &'static str| {
+        f.nullable(name).map(|(value, path)| json::uint(value, &path)).transpose()
+    };
+    let flag = |f: &mut Fields<'_, '_>, name: &'static str| {
+        f.nullable(name).map(|(value, path)| json::boolean(value, &path)).transpose()
+    };
     let step = TraceStep {
         at: {
             let (value, path) = f.required("at")?;

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::error::{ErrorCode, EvaluationError};
 use crate::identity;
-use crate::json::{index, invalid_field, join};
+use crate::json::{Path, field_name, invalid_field};
 use crate::model::{
     CapacityObservation, ContinuityObservation, ContractIdentity, EvaluationRequest, QuotaObservation,
     SafetyObservation, ScaleUnitContract, SignalObservation,
@@ -58,61 +58,64 @@ pub(crate) struct Checked<'a> {
     pub safety: Option<Window>,
 }
 
-fn error(code: ErrorCode, path: &str, message: impl Into<String>) -> EvaluationError {
+fn error(code: ErrorCode, path: &Path<'_>, message: impl Into<String>) -> EvaluationError {
+    EvaluationError::new(code, message, path.render())
+}
+
+/// An error whose message names the last field of its path.
+fn named_error(code: ErrorCode, path: &Path<'_>, message: impl FnOnce(&str) -> String) -> EvaluationError {
+    let path = path.render();
+    let message = message(field_name(&path));
     EvaluationError::new(code, message, path)
 }
 
-fn field_name(path: &str) -> &str {
-    path.rsplit('.').next().unwrap_or(path)
-}
-
-fn bounded(value: u64, low: u64, high: u64, path: &str) -> Result<(), EvaluationError> {
+fn bounded(value: u64, low: u64, high: u64, path: &Path<'_>) -> Result<(), EvaluationError> {
     if (low..=high).contains(&value) {
         Ok(())
     } else {
-        Err(invalid_field(path, format!("{} must be in {low}..={high}, not {value}", field_name(path))))
+        Err(named_error(ErrorCode::InvalidField, path, |name| format!("{name} must be in {low}..={high}, not {value}")))
     }
 }
 
-fn at_most(len: usize, max: usize, path: &str) -> Result<(), EvaluationError> {
+fn at_most(len: usize, max: usize, path: &Path<'_>) -> Result<(), EvaluationError> {
     if len <= max {
         Ok(())
     } else {
-        Err(invalid_field(path, format!("{} may hold at most {max} entries, not {len}", field_name(path))))
+        Err(named_error(ErrorCode::InvalidField, path, |name| {
+            format!("{name} may hold at most {max} entries, not {len}")
+        }))
     }
 }
 
-fn check_ref(value: &str, path: &str) -> Result<(), EvaluationError> {
-    let name = field_name(path);
+fn check_ref(value: &str, path: &Path<'_>) -> Result<(), EvaluationError> {
     if !scalar::is_ref(value) {
-        return Err(error(ErrorCode::InvalidRef, path, format!("{name} must be a bounded opaque reference")));
+        return Err(named_error(ErrorCode::InvalidRef, path, |name| {
+            format!("{name} must be a bounded opaque reference")
+        }));
     }
     if scalar::looks_like_credential(value) {
-        return Err(error(
-            ErrorCode::CredentialInRef,
-            path,
-            format!("{name} must not contain credentials or raw payloads"),
-        ));
+        return Err(named_error(ErrorCode::CredentialInRef, path, |name| {
+            format!("{name} must not contain credentials or raw payloads")
+        }));
     }
     Ok(())
 }
 
-fn check_digest(value: &str, path: &str) -> Result<(), EvaluationError> {
+fn check_digest(value: &str, path: &Path<'_>) -> Result<(), EvaluationError> {
     if scalar::is_digest(value) {
         Ok(())
     } else {
-        Err(error(
-            ErrorCode::InvalidDigest,
-            path,
-            format!("{} must be sha256: followed by 64 lower-case hex digits", field_name(path)),
-        ))
+        Err(named_error(ErrorCode::InvalidDigest, path, |name| {
+            format!("{name} must be sha256: followed by 64 lower-case hex digits")
+        }))
     }
 }
 
 /// Parses a wire time found at `path`.
-pub(crate) fn check_time(value: &str, path: &str) -> Result<i64, EvaluationError> {
-    let name = field_name(path);
+pub(crate) fn check_time(value: &str, path: &Path<'_>) -> Result<i64, EvaluationError> {
     time::parse(value).map_err(|fault| {
+        let path = path.render();
+        let name = field_name(&path);
         let message = match fault {
             TimeError::Naive => format!("{name} must be timezone-aware"),
             TimeError::OutOfRange => format!("{name} is outside the supported time range"),
@@ -120,15 +123,15 @@ pub(crate) fn check_time(value: &str, path: &str) -> Result<i64, EvaluationError
                 format!("{name} must be an RFC 3339 time such as 2026-08-19T12:00:00Z")
             }
         };
-        error(ErrorCode::InvalidTime, path, message)
+        EvaluationError::new(ErrorCode::InvalidTime, message, path)
     })
 }
 
-fn policy_error(path: &str, message: &str) -> EvaluationError {
+fn policy_error(path: &Path<'_>, message: &str) -> EvaluationError {
     error(ErrorCode::InvalidPolicy, path, message)
 }
 
-fn contract_error(path: &str, message: impl Into<String>) -> EvaluationError {
+fn contract_error(path: &Path<'_>, message: impl Into<String>) -> EvaluationError {
     error(ErrorCode::InvalidContract, path, message)
 }
 
@@ -138,12 +141,12 @@ fn has_duplicates<T: Ord>(items: impl IntoIterator<Item = T>) -> bool {
 }
 
 /// Validates a contract found at `path` (SPEC §4) and returns its computed identity.
-pub(crate) fn contract(contract: &ScaleUnitContract, path: &str) -> Result<ContractIdentity, EvaluationError> {
-    let at = |name: &str| join(path, name);
+pub(crate) fn contract(contract: &ScaleUnitContract, path: &Path<'_>) -> Result<ContractIdentity, EvaluationError> {
+    let at = |name: &'static str| path.field(name);
     let c = contract;
 
     if c.schema_version != crate::SCHEMA_VERSION {
-        return Err(invalid_field(at("schema_version"), "schema_version must be \"1\""));
+        return Err(invalid_field(at("schema_version").render(), "schema_version must be \"1\""));
     }
     check_ref(&c.unit_ref, &at("unit_ref"))?;
     bounded(c.version, 1, MAX_VERSION, &at("version"))?;
@@ -151,7 +154,7 @@ pub(crate) fn contract(contract: &ScaleUnitContract, path: &str) -> Result<Contr
     // §4.1 ScalePolicy: bounds, then the rules in order.
     let policy_path = at("policy");
     let p = &c.policy;
-    let pp = |name: &str| join(&policy_path, name);
+    let pp = |name: &'static str| policy_path.field(name);
     bounded(p.min_replicas, 0, MAX_REPLICAS, &pp("min_replicas"))?;
     bounded(p.max_replicas, 1, MAX_REPLICAS, &pp("max_replicas"))?;
     bounded(p.target, 1, MAX_TARGET, &pp("target"))?;
@@ -180,13 +183,15 @@ pub(crate) fn contract(contract: &ScaleUnitContract, path: &str) -> Result<Contr
     at_most(c.engine_authority_axes.len(), MAX_CAPACITY_AXES, &at("engine_authority_axes"))?;
 
     // §4.2 parts.
+    let demands_path = at("replica_demands");
     for (i, demand) in c.replica_demands.iter().enumerate() {
-        bounded(demand.per_replica, 0, MAX_AMOUNT, &join(&index(&at("replica_demands"), i), "per_replica"))?;
+        bounded(demand.per_replica, 0, MAX_AMOUNT, &demands_path.index(i).field("per_replica"))?;
     }
+    let quotas_path = at("quotas");
     for (i, binding) in c.quotas.iter().enumerate() {
-        let binding_path = index(&at("quotas"), i);
-        check_ref(&binding.quota_ref, &join(&binding_path, "quota_ref"))?;
-        bounded(binding.per_replica, 0, MAX_AMOUNT, &join(&binding_path, "per_replica"))?;
+        let binding_path = quotas_path.index(i);
+        check_ref(&binding.quota_ref, &binding_path.field("quota_ref"))?;
+        bounded(binding.per_replica, 0, MAX_AMOUNT, &binding_path.field("per_replica"))?;
         if binding.scope == QuotaScope::ProviderGlobal && binding.multiplicative {
             return Err(contract_error(&binding_path, "provider-global quota cannot be multiplied per replica"));
         }
@@ -196,8 +201,8 @@ pub(crate) fn contract(contract: &ScaleUnitContract, path: &str) -> Result<Contr
     }
     let lease_path = at("partition_lease");
     let lease = &c.partition_lease;
-    bounded(lease.partitions_per_replica, 0, MAX_PARTITIONS, &join(&lease_path, "partitions_per_replica"))?;
-    bounded(lease.lease_ttl_s, 0, MAX_SECONDS, &join(&lease_path, "lease_ttl_s"))?;
+    bounded(lease.partitions_per_replica, 0, MAX_PARTITIONS, &lease_path.field("partitions_per_replica"))?;
+    bounded(lease.lease_ttl_s, 0, MAX_SECONDS, &lease_path.field("lease_ttl_s"))?;
     if lease.partitioned && lease.partitions_per_replica < 1 {
         return Err(contract_error(&lease_path, "partitioned surfaces require partitions_per_replica"));
     }
@@ -210,9 +215,9 @@ pub(crate) fn contract(contract: &ScaleUnitContract, path: &str) -> Result<Contr
     let continuity_path = at("continuity");
     let continuity = &c.continuity;
     if let Some(store) = &continuity.external_store_ref {
-        check_ref(store, &join(&continuity_path, "external_store_ref"))?;
+        check_ref(store, &continuity_path.field("external_store_ref"))?;
     }
-    bounded(continuity.max_drain_seconds, 0, MAX_SECONDS, &join(&continuity_path, "max_drain_seconds"))?;
+    bounded(continuity.max_drain_seconds, 0, MAX_SECONDS, &continuity_path.field("max_drain_seconds"))?;
     match (continuity.mode, &continuity.external_store_ref) {
         (ContinuityMode::Externalized, None) => {
             return Err(contract_error(&continuity_path, "externalized continuity requires a store reference"));
@@ -230,14 +235,14 @@ pub(crate) fn contract(contract: &ScaleUnitContract, path: &str) -> Result<Contr
     }
 
     if c.contract_id.chars().count() > MAX_CONTRACT_ID_CHARS {
-        return Err(invalid_field(at("contract_id"), "contract_id may be at most 100 characters"));
+        return Err(invalid_field(at("contract_id").render(), "contract_id may be at most 100 characters"));
     }
     if !c.contract_digest.is_empty() {
         check_digest(&c.contract_digest, &at("contract_digest"))?;
     }
 
     // §4.3 contract checks, in this exact order.
-    let here = if path.is_empty() { "" } else { path };
+    let here = path;
     let surface = c.surface.as_str();
     let profile = c.surface.profile();
     if has_duplicates(&c.allowed_signals) {
@@ -315,25 +320,25 @@ pub(crate) fn contract(contract: &ScaleUnitContract, path: &str) -> Result<Contr
 /// Checks the four fields every observation carries and returns its window.
 fn window(
     kind: &str,
-    path: &str,
+    path: &Path<'_>,
     observed_at: &str,
     expires_at: &str,
     source_ref: &str,
     source_digest: &str,
 ) -> Result<Window, EvaluationError> {
-    check_ref(source_ref, &join(path, "source_ref"))?;
-    check_digest(source_digest, &join(path, "source_digest"))?;
-    let observed_at = check_time(observed_at, &join(path, "observed_at"))?;
-    let expires_at = check_time(expires_at, &join(path, "expires_at"))?;
+    check_ref(source_ref, &path.field("source_ref"))?;
+    check_digest(source_digest, &path.field("source_digest"))?;
+    let observed_at = check_time(observed_at, &path.field("observed_at"))?;
+    let expires_at = check_time(expires_at, &path.field("expires_at"))?;
     if expires_at <= observed_at {
         return Err(error(ErrorCode::InvalidObservation, path, format!("{kind} expires_at must follow observed_at")));
     }
     Ok(Window { observed_at, expires_at })
 }
 
-fn signal(s: &SignalObservation, path: &str) -> Result<Window, EvaluationError> {
+fn signal(s: &SignalObservation, path: &Path<'_>) -> Result<Window, EvaluationError> {
     let window = window("signal", path, &s.observed_at, &s.expires_at, &s.source_ref, &s.source_digest)?;
-    let value_path = join(path, "value");
+    let value_path = path.field("value");
     if s.value < 0 {
         return Err(error(
             ErrorCode::InvalidObservation,
@@ -352,11 +357,11 @@ fn signal(s: &SignalObservation, path: &str) -> Result<Window, EvaluationError> 
     Ok(window)
 }
 
-fn capacity(o: &CapacityObservation, path: &str) -> Result<Window, EvaluationError> {
+fn capacity(o: &CapacityObservation, path: &Path<'_>) -> Result<Window, EvaluationError> {
     let window = window("capacity", path, &o.observed_at, &o.expires_at, &o.source_ref, &o.source_digest)?;
-    bounded(o.allocatable, 0, MAX_AMOUNT, &join(path, "allocatable"))?;
-    bounded(o.reserved, 0, MAX_AMOUNT, &join(path, "reserved"))?;
-    bounded(o.used, 0, MAX_AMOUNT, &join(path, "used"))?;
+    bounded(o.allocatable, 0, MAX_AMOUNT, &path.field("allocatable"))?;
+    bounded(o.reserved, 0, MAX_AMOUNT, &path.field("reserved"))?;
+    bounded(o.used, 0, MAX_AMOUNT, &path.field("used"))?;
     if !(o.used <= o.reserved && o.reserved <= o.allocatable) {
         return Err(error(
             ErrorCode::InvalidObservation,
@@ -367,27 +372,27 @@ fn capacity(o: &CapacityObservation, path: &str) -> Result<Window, EvaluationErr
     Ok(window)
 }
 
-fn quota(o: &QuotaObservation, path: &str) -> Result<Window, EvaluationError> {
-    check_ref(&o.quota_ref, &join(path, "quota_ref"))?;
+fn quota(o: &QuotaObservation, path: &Path<'_>) -> Result<Window, EvaluationError> {
+    check_ref(&o.quota_ref, &path.field("quota_ref"))?;
     let window = window("quota", path, &o.observed_at, &o.expires_at, &o.source_ref, &o.source_digest)?;
-    bounded(o.limit, 0, MAX_AMOUNT, &join(path, "limit"))?;
-    bounded(o.used, 0, MAX_AMOUNT, &join(path, "used"))?;
+    bounded(o.limit, 0, MAX_AMOUNT, &path.field("limit"))?;
+    bounded(o.used, 0, MAX_AMOUNT, &path.field("used"))?;
     if o.used > o.limit {
         return Err(error(ErrorCode::InvalidObservation, path, "quota usage cannot exceed its limit"));
     }
     Ok(window)
 }
 
-fn continuity(o: &ContinuityObservation, path: &str) -> Result<Window, EvaluationError> {
+fn continuity(o: &ContinuityObservation, path: &Path<'_>) -> Result<Window, EvaluationError> {
     let window = window("continuity", path, &o.observed_at, &o.expires_at, &o.source_ref, &o.source_digest)?;
-    bounded(o.active_sessions, 0, MAX_SESSIONS, &join(path, "active_sessions"))?;
-    bounded(o.active_streams, 0, MAX_SESSIONS, &join(path, "active_streams"))?;
+    bounded(o.active_sessions, 0, MAX_SESSIONS, &path.field("active_sessions"))?;
+    bounded(o.active_streams, 0, MAX_SESSIONS, &path.field("active_streams"))?;
     Ok(window)
 }
 
-fn safety(o: &SafetyObservation, path: &str) -> Result<Window, EvaluationError> {
+fn safety(o: &SafetyObservation, path: &Path<'_>) -> Result<Window, EvaluationError> {
     if let Some(reason_ref) = &o.reason_ref {
-        check_ref(reason_ref, &join(path, "reason_ref"))?;
+        check_ref(reason_ref, &path.field("reason_ref"))?;
     }
     let window = window("safety", path, &o.observed_at, &o.expires_at, &o.source_ref, &o.source_digest)?;
     if (o.overloaded || o.noisy_neighbor) && o.reason_ref.is_none() {
@@ -403,41 +408,45 @@ fn safety(o: &SafetyObservation, path: &str) -> Result<Window, EvaluationError> 
 /// Checks every precondition of SPEC §6 and returns the request ready to evaluate.
 pub(crate) fn request(request: &EvaluationRequest) -> Result<Checked<'_>, EvaluationError> {
     let r = request;
-    let identity = contract(&r.contract, "contract")?;
+    let identity = contract(&r.contract, &Path::Text("contract"))?;
 
-    let signal = r.signal.as_ref().map(|s| signal(s, "signal")).transpose()?;
-    at_most(r.capacities.len(), MAX_OBSERVATIONS, "capacities")?;
+    let signal = r.signal.as_ref().map(|s| signal(s, &Path::Text("signal"))).transpose()?;
+    let capacities_path = Path::Text("capacities");
+    at_most(r.capacities.len(), MAX_OBSERVATIONS, &capacities_path)?;
     let capacities = r
         .capacities
         .iter()
         .enumerate()
-        .map(|(i, o)| capacity(o, &index("capacities", i)))
+        .map(|(i, o)| capacity(o, &capacities_path.index(i)))
         .collect::<Result<Vec<_>, _>>()?;
-    at_most(r.quotas.len(), MAX_OBSERVATIONS, "quotas")?;
+    let quotas_path = Path::Text("quotas");
+    at_most(r.quotas.len(), MAX_OBSERVATIONS, &quotas_path)?;
     let quotas =
-        r.quotas.iter().enumerate().map(|(i, o)| quota(o, &index("quotas", i))).collect::<Result<Vec<_>, _>>()?;
-    let continuity = r.continuity.as_ref().map(|o| continuity(o, "continuity")).transpose()?;
-    let safety = r.safety.as_ref().map(|o| safety(o, "safety")).transpose()?;
-    let now = check_time(&r.now, "now")?;
+        r.quotas.iter().enumerate().map(|(i, o)| quota(o, &quotas_path.index(i))).collect::<Result<Vec<_>, _>>()?;
+    let continuity = r.continuity.as_ref().map(|o| continuity(o, &Path::Text("continuity"))).transpose()?;
+    let safety = r.safety.as_ref().map(|o| safety(o, &Path::Text("safety"))).transpose()?;
+    let now = check_time(&r.now, &Path::Text("now"))?;
 
+    let replicas_path = Path::Text("current_replicas");
     let within = u64::try_from(r.current_replicas).is_ok_and(|n| n <= MAX_REPLICAS);
     if !within {
-        return Err(error(ErrorCode::ReplicasOutOfBounds, "current_replicas", "current_replicas is outside bounds"));
+        return Err(error(ErrorCode::ReplicasOutOfBounds, &replicas_path, "current_replicas is outside bounds"));
     }
     if r.current_replicas.unsigned_abs() < r.contract.policy.min_replicas {
         return Err(error(
             ErrorCode::ReplicasOutOfBounds,
-            "current_replicas",
+            &replicas_path,
             "current_replicas is below the contract floor",
         ));
     }
     if has_duplicates(r.capacities.iter().map(|o| o.axis)) {
-        return Err(error(ErrorCode::DuplicateObservation, "capacities", "duplicate capacity axis observation"));
+        return Err(error(ErrorCode::DuplicateObservation, &capacities_path, "duplicate capacity axis observation"));
     }
     if has_duplicates(r.quotas.iter().map(|o| o.quota_ref.as_str())) {
-        return Err(error(ErrorCode::DuplicateObservation, "quotas", "duplicate quota observation"));
+        return Err(error(ErrorCode::DuplicateObservation, &quotas_path, "duplicate quota observation"));
     }
-    let last_action_at = r.last_action_at.as_deref().map(|t| check_time(t, "last_action_at")).transpose()?;
+    let last_action_at =
+        r.last_action_at.as_deref().map(|t| check_time(t, &Path::Text("last_action_at"))).transpose()?;
 
     Ok(Checked {
         request,
