@@ -76,6 +76,19 @@ test-service: component
 bench-service: component
 	$(CARGO) bench --locked -p scale-units-host --bench service
 
+# ---- Kubernetes: the KEDA external scaler and deploy/kubernetes/ (host-rs/src/keda.rs) ---------
+.PHONY: test-keda bench-keda
+
+## (Also part of test-host.) The KEDA external scaler through a real gRPC client (metric, activity,
+## stream, stale evidence, scale to zero, the binary's drain), and every manifest of
+## deploy/kubernetes/ parsed as its Kubernetes type with its wiring checked.
+test-keda: component
+	$(CARGO) test --locked -p scale-units-host --test keda --test manifests
+
+## GetMetrics round trips over loopback gRPC (figures go into BENCHMARKS.md).
+bench-keda: component
+	$(CARGO) bench --locked -p scale-units-host --bench keda
+
 # ---- Benchmarks: one table of every face (BENCHMARKS.md) --------------------------------------
 .PHONY: bench
 
