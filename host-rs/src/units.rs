@@ -292,7 +292,8 @@ impl fmt::Debug for Units {
 }
 
 /// The fields of an observations push.
-const PUSH_FIELDS: [&str; 6] = ["signal", "capacities", "quotas", "continuity", "safety", "current_replicas"];
+const PUSH_FIELDS: [&str; 7] =
+    ["signal", "capacities", "quotas", "continuity", "safety", "current_replicas", "last_action_at"];
 
 impl Units {
     /// A registry evaluating through `registry`, with observations in memory and no contracts.
@@ -464,8 +465,10 @@ impl Units {
     }
 
     /// Stores the observations of a collector's push (a JSON object with any of `signal`,
-    /// `capacities`, `quotas`, `continuity`, `safety` and `current_replicas`). Each observation
-    /// is checked by the active policy before anything is stored; it expires at its `expires_at`.
+    /// `capacities`, `quotas`, `continuity`, `safety`, `current_replicas` and `last_action_at`,
+    /// the time of the workload's last scale action, for the contract's cooldowns). Each
+    /// observation is checked by the active policy before anything is stored; it expires at its
+    /// `expires_at`.
     /// Returns how many observations were written and how many forgotten (`null`).
     ///
     /// # Errors
@@ -514,7 +517,7 @@ impl Units {
         request.insert("contract".to_owned(), contract_value);
         request.insert("current_replicas".to_owned(), Value::from(contract.min_replicas));
         request.insert("now".to_owned(), Value::String(self.now()));
-        for field in ["signal", "capacities", "quotas", "continuity", "safety"] {
+        for field in ["signal", "capacities", "quotas", "continuity", "safety", "last_action_at"] {
             if let Some(value) = push.get(field) {
                 request.insert(field.to_owned(), value.clone());
             }
@@ -568,6 +571,22 @@ impl Units {
                 expires_at_ms: None,
             });
         }
+        // Checked by the component above as the request's `last_action_at` (a time or null).
+        match push.get("last_action_at") {
+            None => {}
+            Some(Value::Null) => {
+                forgotten += 1;
+                writes.push(Write { key: format!("{prefix}last_action"), value: None, expires_at_ms: None });
+            }
+            Some(value) => {
+                written += 1;
+                writes.push(Write {
+                    key: format!("{prefix}last_action"),
+                    value: Some(value.to_string()),
+                    expires_at_ms: None,
+                });
+            }
+        }
         self.store.write(writes, self.now_ms()).await?;
         Ok((written, forgotten))
     }
@@ -592,14 +611,16 @@ impl Units {
             return Ok(UnitDecision { verdict: UnitVerdict::NoContract, decision_json: None, provenance: None });
         };
         let prefix = key.store_prefix();
-        let mut keys: Vec<String> =
-            ["signal", "continuity", "safety", "replicas"].iter().map(|slot| format!("{prefix}{slot}")).collect();
+        let mut keys: Vec<String> = ["signal", "continuity", "safety", "replicas", "last_action"]
+            .iter()
+            .map(|slot| format!("{prefix}{slot}"))
+            .collect();
         keys.extend(contract.axes.iter().map(|axis| format!("{prefix}capacity:{axis}")));
         keys.extend(contract.quota_refs.iter().map(|quota| format!("{prefix}quota:{quota}")));
         let values = self.store.read(&keys, self.now_ms()).await?;
         let mut values = values.into_iter();
         let mut next = || values.next().flatten();
-        let (signal, continuity, safety, replicas) = (next(), next(), next(), next());
+        let (signal, continuity, safety, replicas, last_action) = (next(), next(), next(), next(), next());
         let current = match current_replicas {
             Some(count) => count,
             None => replicas
@@ -609,7 +630,7 @@ impl Units {
         let capacities: Vec<String> = contract.axes.iter().filter_map(|_| next()).collect();
         let quotas: Vec<String> = contract.quota_refs.iter().filter_map(|_| next()).collect();
         let request = format!(
-            "{{\"contract\":{},\"current_replicas\":{current},\"now\":\"{}\",\"signal\":{},\"capacities\":[{}],\"quotas\":[{}],\"continuity\":{},\"safety\":{}}}",
+            "{{\"contract\":{},\"current_replicas\":{current},\"now\":\"{}\",\"signal\":{},\"capacities\":[{}],\"quotas\":[{}],\"continuity\":{},\"safety\":{},\"last_action_at\":{}}}",
             contract.text,
             self.now(),
             signal.as_deref().unwrap_or("null"),
@@ -617,6 +638,7 @@ impl Units {
             quotas.join(","),
             continuity.as_deref().unwrap_or("null"),
             safety.as_deref().unwrap_or("null"),
+            last_action.as_deref().unwrap_or("null"),
         );
         let registry = Arc::clone(&self.registry);
         let served = match tokio::task::spawn_blocking(move || registry.evaluate_json(&request)).await {
@@ -637,6 +659,20 @@ impl Units {
             decision_json: Some(served.evaluated.decision),
             provenance: Some(served.evaluated.provenance),
         })
+    }
+
+    /// Records that the unit's replica count changed now (the webhook admitted a change), so the
+    /// contract's cooldowns apply to the next decision on every replica of the service.
+    ///
+    /// # Errors
+    /// [`UnitError::Store`] when the store cannot be written.
+    pub async fn record_action(&self, key: &UnitKey) -> Result<(), UnitError> {
+        let write = Write {
+            key: format!("{}last_action", key.store_prefix()),
+            value: Some(Value::String(self.now()).to_string()),
+            expires_at_ms: None,
+        };
+        self.store.write(vec![write], self.now_ms()).await
     }
 
     fn now_ms(&self) -> i64 {

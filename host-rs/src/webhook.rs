@@ -32,6 +32,13 @@ enum Outcome {
     Deny { message: String, decision_id: Option<String> },
 }
 
+/// A judged review: the answer, and the unit whose replica count it would change (a unit with a
+/// contract, its count changing), whose admission is recorded as its last scale action.
+struct Judged {
+    outcome: Outcome,
+    changes: Option<UnitKey>,
+}
+
 /// Answers one `AdmissionReview` body: the response review, as JSON, always well-formed.
 /// `dry_run` answers every denial `allowed`, with the denial as a warning.
 pub async fn review(units: &Units, body: &[u8], dry_run: bool) -> Value {
@@ -45,7 +52,21 @@ pub async fn review(units: &Units, body: &[u8], dry_run: bool) -> Value {
         Ok(request) => request,
         Err(_) => return malformed(body, "the AdmissionReview has no request"),
     };
-    let outcome = admit(units, &request).await;
+    let Judged { mut outcome, changes } = admit(units, &request).await;
+    // An admitted change (in dry run too: the change happens) starts the contract's cooldown for
+    // the next decision. A server-side dry run (`kubectl --dry-run=server`) changes nothing.
+    let admitted = dry_run || matches!(outcome, Outcome::Allow { .. });
+    if admitted
+        && !request.dry_run
+        && let Some(key) = changes
+        && let Err(error) = units.record_action(&key).await
+    {
+        let decision_id = match &outcome {
+            Outcome::Allow { decision_id, .. } | Outcome::Deny { decision_id, .. } => decision_id.clone(),
+        };
+        let message = format!("scale-units: {key}: the scale action cannot be recorded for its cooldown: {error}");
+        outcome = Outcome::Deny { message, decision_id };
+    }
     let mut response = AdmissionResponse::from(&request);
     match outcome {
         Outcome::Allow { warnings, decision_id } => {
@@ -103,8 +124,8 @@ enum Workload {
     StatefulSet,
 }
 
-async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Outcome {
-    let allow = || Outcome::Allow { warnings: Vec::new(), decision_id: None };
+async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judged {
+    let allow = || Judged { outcome: Outcome::Allow { warnings: Vec::new(), decision_id: None }, changes: None };
     if request.operation != Operation::Update {
         return allow();
     }
@@ -118,7 +139,10 @@ async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Outc
         None | Some("") => false,
         Some(_) => return allow(),
     };
-    let deny = |message: String| Outcome::Deny { message: format!("scale-units: {message}"), decision_id: None };
+    let deny = |message: String| Judged {
+        outcome: Outcome::Deny { message: format!("scale-units: {message}"), decision_id: None },
+        changes: None,
+    };
     let (Some(old), Some(new)) = (&request.old_object, &request.object) else {
         return deny("an UPDATE review without object and oldObject".to_owned());
     };
@@ -138,14 +162,19 @@ async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Outc
     };
     let change = format!("{key} {old} -> {new} replicas");
     match units.evaluate(&key, Some(old)).await {
-        Ok(UnitVerdict::NoContract) => Outcome::Allow {
-            warnings: vec![format!(
-                "scale-units: {key} has no scale-unit contract; {old} -> {new} replicas not checked"
-            )],
-            decision_id: None,
+        Ok(UnitVerdict::NoContract) => Judged {
+            outcome: Outcome::Allow {
+                warnings: vec![format!(
+                    "scale-units: {key} has no scale-unit contract; {old} -> {new} replicas not checked"
+                )],
+                decision_id: None,
+            },
+            changes: None,
         },
-        Ok(UnitVerdict::Decided { decision, .. }) => judge(&change, old, new, &decision),
-        Err(error) => deny(format!("{change} denied: {error}")),
+        Ok(UnitVerdict::Decided { decision, .. }) => {
+            Judged { outcome: judge(&change, old, new, &decision), changes: Some(key) }
+        }
+        Err(error) => Judged { changes: Some(key), ..deny(format!("{change} denied: {error}")) },
     }
 }
 

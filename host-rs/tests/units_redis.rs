@@ -108,6 +108,14 @@ async fn replicas_share_the_evidence_and_a_redis_restart_blocks() {
     let at_900 = decided(a.evaluate(&unit, Some(5)).await.unwrap());
     assert_eq!((at_900.action, at_900.desired_replicas), (ActionKind::ScaleUp, 7));
 
+    // A scale action admitted by replica A (its webhook records it) starts the cooldown on B too.
+    a.record_action(&unit).await.unwrap();
+    let cooling = decided(b.evaluate(&unit, Some(5)).await.unwrap());
+    assert_eq!(cooling.action, ActionKind::Hold);
+    assert!(cooling.reasons.iter().any(|reason| reason.as_str() == "cooldown"), "{:?}", cooling.reasons);
+    b.put_observations(&unit, &json!({"last_action_at": null}).to_string()).await.unwrap();
+    assert_eq!(decided(a.evaluate(&unit, Some(5)).await.unwrap()).action, ActionKind::ScaleUp);
+
     // The key expires with the observation.
     a.put_observations(&unit, &json!({"signal": signal(900, 1)}).to_string()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(2100)).await;

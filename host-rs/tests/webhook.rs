@@ -23,13 +23,22 @@ struct Webhook {
     dir: std::path::PathBuf,
 }
 
-/// A webhook over a contracts folder holding `shop/gateway` and `shop/sessions`.
+/// A webhook over a contracts folder holding `shop/gateway` (without cooldowns, so that one test
+/// can try many moves from one count) and `shop/sessions`.
 async fn webhook(dry_run: bool) -> Webhook {
+    let mut gateway = gateway_contract();
+    gateway["policy"]["scale_up_cooldown_s"] = json!(0);
+    gateway["policy"]["scale_down_cooldown_s"] = json!(0);
+    webhook_with(dry_run, &gateway).await
+}
+
+/// A webhook over a contracts folder holding `gateway` as `shop/gateway`, and `shop/sessions`.
+async fn webhook_with(dry_run: bool, gateway: &Value) -> Webhook {
     let registry: Arc<PolicyRegistry> = registry();
     let dir = temp_dir("webhook");
     let contracts = dir.join("contracts");
     std::fs::create_dir_all(&contracts).unwrap();
-    write_contract(&contracts, "shop/gateway", &gateway_contract());
+    write_contract(&contracts, "shop/gateway", gateway);
     write_contract(&contracts, "shop/sessions", &sessions_contract());
     let units = units(&registry, &contracts).await;
     let (cert_pem, key_pem, cert) = certificate();
@@ -109,6 +118,38 @@ async fn moves_in_the_decisions_direction_up_to_desired_are_allowed_and_others_d
     // At 5, the same evidence holds: at target? 640 / 100 -> 7, up by 2 from 5 -> 7.
     let (allowed, _, _, _) = hook.scale("shop/gateway", 5, 7).await;
     assert!(allowed);
+    hook.served.stop().await;
+    let _ = std::fs::remove_dir_all(&hook.dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admitted_change_starts_the_contracts_cooldown() {
+    // The example's cooldowns: 60 s up, 300 s down.
+    let mut hook = webhook_with(false, &gateway_contract()).await;
+    hook.push("shop/gateway", gateway_push(640)).await;
+
+    // A server-side dry run (`kubectl scale --dry-run=server`) changes nothing: not an action.
+    let mut dry = scale_review("uid-dry", "shop", "gateway", "deployments", 3, 4);
+    dry["request"]["dryRun"] = json!(true);
+    assert!(hook.review(dry).await.0);
+    let (allowed, message, _, _) = hook.scale("shop/gateway", 3, 4).await;
+    assert!(allowed, "no action was recorded by the dry run: {message}");
+
+    // 3 -> 4 was admitted just now: the next step up waits out the 60 s cooldown.
+    let (allowed, message, _, _) = hook.scale("shop/gateway", 4, 5).await;
+    assert!(!allowed);
+    assert!(message.contains("hold") && message.contains("cooldown"), "{message}");
+
+    // The collector knows better (the last action was ten minutes ago): its time replaces ours.
+    hook.push("shop/gateway", json!({"last_action_at": at(-600)})).await;
+    let (allowed, message, _, _) = hook.scale("shop/gateway", 4, 5).await;
+    assert!(allowed, "{message}");
+    // And `null` forgets it; an unreadable time is refused with its path.
+    hook.push("shop/gateway", json!({"last_action_at": null})).await;
+    assert!(hook.scale("shop/gateway", 5, 7).await.0);
+    let error = hook.units.put_observations(&key("shop/gateway"), r#"{"last_action_at": "yesterday"}"#).await;
+    let error = error.unwrap_err().to_string();
+    assert!(error.contains("last_action_at"), "{error}");
     hook.served.stop().await;
     let _ = std::fs::remove_dir_all(&hook.dir);
 }

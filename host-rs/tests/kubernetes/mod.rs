@@ -228,6 +228,9 @@ impl Https {
             .header("content-type", "application/json")
             .body(Full::new(Bytes::from(body.to_owned())))
             .unwrap();
+        // hyper sends on a connection only once it is ready again (the previous exchange fully
+        // done); without this wait a quick second request fails with "connection was not ready".
+        self.sender.ready().await.unwrap();
         let response = self.sender.send_request(request).await.unwrap();
         let status = response.status().as_u16();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
