@@ -291,7 +291,9 @@ async fn measure(State(shared): Shared_, request: Request, next: Next) -> Respon
         "/v1/validate" => 1,
         _ if path.starts_with("/v1/policies") => 2,
         "/health" | "/ready" | "/metrics" => 3,
-        _ => 4,
+        _ if path.starts_with("/v1/units") => 4,
+        "/v1/admission" => 5,
+        _ => 6,
     };
     let started = Instant::now();
     shared.metrics.started();

@@ -14,7 +14,7 @@ const BUCKETS: [f64; 14] =
     [0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5];
 
 /// The routes latency is reported for.
-pub(crate) const ROUTES: [&str; 5] = ["evaluate", "validate", "policies", "probe", "other"];
+pub(crate) const ROUTES: [&str; 7] = ["evaluate", "validate", "policies", "probe", "units", "admission", "other"];
 
 #[derive(Default)]
 struct Histogram {
