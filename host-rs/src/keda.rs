@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
+use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
 use tonic::{Request, Response, Status};
 
@@ -181,9 +182,17 @@ impl<S: DecisionSource> KedaScaler<S> {
         let stop_sender = Arc::clone(&self.stop_sender);
         let (shutdown_delay, drain_timeout) = (self.config.shutdown_delay, self.config.drain_timeout);
         let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
+        // tonic applies its own TCP_NODELAY only to listeners it binds; small replies must not
+        // wait for Nagle's algorithm.
+        let incoming = TcpListenerStream::new(listener).map(|stream| {
+            if let Ok(stream) = &stream {
+                let _ = stream.set_nodelay(true);
+            }
+            stream
+        });
         let server = tonic::transport::Server::builder()
             .add_service(ExternalScalerServer::new(self))
-            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async {
+            .serve_with_incoming_shutdown(incoming, async {
                 let _ = close_rx.await;
             });
         let mut server = tokio::spawn(server);
