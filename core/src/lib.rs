@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod cache;
 mod canonical;
 pub mod conformance;
 mod error;
@@ -15,6 +16,7 @@ mod time;
 mod validate;
 mod vocab;
 
+pub use cache::ContractCache;
 pub use canonical::{Canon, content_digest};
 pub use error::{ErrorCode, EvaluationError};
 pub use explain::{Explanation, ReasonText, explain};
@@ -45,8 +47,7 @@ pub const EVALUATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// or `current_replicas` out of bounds. Missing or stale evidence is not an error: it is a
 /// `blocked` decision.
 pub fn evaluate(request: &EvaluationRequest) -> Result<Decision, EvaluationError> {
-    let checked = validate::request(request)?;
-    Ok(evaluate::decide(&checked))
+    Ok(evaluate::decide(&validate::request(request)?))
 }
 
 /// Evaluates a request given as JSON text and returns the decision as compact JSON.

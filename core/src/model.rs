@@ -9,7 +9,7 @@ use crate::vocab::{
 };
 
 /// Replica bounds, the tracked signal and target, steps, cooldowns and zero switches (SPEC §4.1).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 pub struct ScalePolicy {
@@ -74,7 +74,7 @@ impl ScalePolicy {
 }
 
 /// What one replica consumes of a hard capacity axis (SPEC §4.2).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 pub struct CapacityDemand {
@@ -86,7 +86,7 @@ pub struct CapacityDemand {
 }
 
 /// A quota the unit draws on, and what one replica draws (SPEC §4.2).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 pub struct QuotaBinding {
@@ -106,7 +106,7 @@ pub struct QuotaBinding {
 }
 
 /// Partition assignment and lease rules (SPEC §4.2).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 pub struct PartitionLeaseContract {
@@ -130,7 +130,7 @@ pub struct PartitionLeaseContract {
 }
 
 /// Where session state lives and how replicas drain (SPEC §4.2).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 pub struct ContinuityContract {
@@ -166,7 +166,7 @@ impl ContinuityContract {
 }
 
 /// The scale-unit contract: everything a decision for one unit depends on (SPEC §4.3).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 pub struct ScaleUnitContract {

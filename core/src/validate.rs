@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::cache::ContractCache;
 use crate::error::{ErrorCode, EvaluationError};
 use crate::identity;
 use crate::json::{Path, field_name, invalid_field};
@@ -407,8 +408,20 @@ fn safety(o: &SafetyObservation, path: &Path<'_>) -> Result<Window, EvaluationEr
 
 /// Checks every precondition of SPEC §6 and returns the request ready to evaluate.
 pub(crate) fn request(request: &EvaluationRequest) -> Result<Checked<'_>, EvaluationError> {
+    request_with(request, None)
+}
+
+/// [`request`], the contract's validation and identity taken from `cache` when it has them.
+pub(crate) fn request_with<'r>(
+    request: &'r EvaluationRequest,
+    cache: Option<&mut ContractCache>,
+) -> Result<Checked<'r>, EvaluationError> {
     let r = request;
-    let identity = contract(&r.contract, &Path::Text("contract"))?;
+    let contract_path = Path::Text("contract");
+    let identity = match cache {
+        Some(cache) => cache.identity(&r.contract, &contract_path)?,
+        None => contract(&r.contract, &contract_path)?,
+    };
 
     let signal = r.signal.as_ref().map(|s| signal(s, &Path::Text("signal"))).transpose()?;
     let capacities_path = Path::Text("capacities");

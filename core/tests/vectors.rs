@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use scale_units_core::conformance::Vector;
-use scale_units_core::{evaluate_json, validate_contract_json};
+use scale_units_core::{ContractCache, evaluate_json, validate_contract_json};
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -78,4 +78,28 @@ fn every_vector_passes_natively() {
     assert!(files.len() >= 12, "found only {} vectors below {}", files.len(), root.display());
     assert!(failures.is_empty(), "{} of {} vectors failed:\n{}", failures.len(), files.len(), failures.join("\n"));
     eprintln!("{passed} vectors passed");
+}
+
+/// Every vector through one shared [`ContractCache`] (a small one, so that it also starts over),
+/// twice each: a miss and then a hit give exactly the uncached outcome, error or decision.
+#[test]
+fn every_vector_gives_the_same_outcome_through_a_contract_cache() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
+    let mut files = Vec::new();
+    collect(&root, &mut files);
+    files.sort();
+    let mut cache = ContractCache::with_capacity(7);
+    let mut compared = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let Ok(vector) = Vector::parse(&text) else { continue };
+        let expected = evaluate_json(&vector.request_text);
+        for round in ["miss", "hit"] {
+            let actual = cache.evaluate_json(&vector.request_text);
+            assert_eq!(actual, expected, "{} ({round})", vector.id);
+        }
+        compared += 1;
+    }
+    assert!(compared >= 12, "compared only {compared} vectors");
+    eprintln!("{compared} vectors gave the same outcome through the cache");
 }

@@ -14,6 +14,8 @@ mod bindings {
 
 mod convert;
 
+use std::cell::RefCell;
+
 use bindings::exports::scale_units::evaluator::evaluator as wit;
 use scale_units_core as core;
 
@@ -22,21 +24,60 @@ const WIT_VERSION: &str = "0.1.0";
 
 struct Evaluator;
 
+thread_local! {
+    /// The contracts this instance has validated, with their identities: a request whose contract
+    /// is equal in every field to one seen before skips its validation and its two sha256 hashes.
+    /// Results are exactly those of the uncached core (see `ContractCache`); the cache is bounded
+    /// and is the only state kept between calls.
+    static CONTRACTS: RefCell<core::ContractCache> = RefCell::new(core::ContractCache::new());
+}
+
+fn evaluate_one(request: wit::EvaluationRequest) -> Result<wit::Decision, wit::EvaluationError> {
+    let request = convert::request(request);
+    CONTRACTS
+        .with_borrow_mut(|contracts| contracts.evaluate(&request))
+        .map(convert::decision_to_wit)
+        .map_err(convert::error)
+}
+
+fn evaluate_one_json(request_json: &str) -> Result<wit::DecisionJson, wit::EvaluationError> {
+    CONTRACTS
+        .with_borrow_mut(|contracts| contracts.evaluate_json(request_json))
+        .map(|json| wit::DecisionJson { json })
+        .map_err(convert::error)
+}
+
 impl wit::Guest for Evaluator {
     fn evaluate(request: wit::EvaluationRequest) -> Result<wit::Decision, wit::EvaluationError> {
-        core::evaluate(&convert::request(request)).map(convert::decision_to_wit).map_err(convert::error)
+        evaluate_one(request)
     }
 
     fn evaluate_json(request_json: String) -> Result<wit::DecisionJson, wit::EvaluationError> {
-        core::evaluate_json(&request_json).map(|json| wit::DecisionJson { json }).map_err(convert::error)
+        evaluate_one_json(&request_json)
+    }
+
+    fn evaluate_batch(requests: Vec<wit::EvaluationRequest>) -> Vec<Result<wit::Decision, wit::EvaluationError>> {
+        requests.into_iter().map(evaluate_one).collect()
+    }
+
+    fn evaluate_batch_json(requests_json: Vec<String>) -> Vec<Result<wit::DecisionJson, wit::EvaluationError>> {
+        requests_json.iter().map(|text| evaluate_one_json(text)).collect()
     }
 
     fn validate_contract(contract: wit::ScaleUnitContract) -> Result<wit::ContractIdentity, wit::EvaluationError> {
-        core::validate_contract(&convert::contract(contract)).map(convert::identity).map_err(convert::error)
+        let contract = convert::contract(contract);
+        CONTRACTS
+            .with_borrow_mut(|contracts| contracts.validate_contract(&contract))
+            .map(convert::identity)
+            .map_err(convert::error)
     }
 
     fn validate_contract_json(contract_json: String) -> Result<wit::ContractIdentity, wit::EvaluationError> {
-        core::validate_contract_json(&contract_json).map(convert::identity).map_err(convert::error)
+        let contract = core::parse_contract(&contract_json).map_err(convert::error)?;
+        CONTRACTS
+            .with_borrow_mut(|contracts| contracts.validate_contract(&contract))
+            .map(convert::identity)
+            .map_err(convert::error)
     }
 
     fn surface_profile(surface: wit::SurfaceKind) -> wit::Profile {

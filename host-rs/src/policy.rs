@@ -343,6 +343,46 @@ impl Policy {
         Ok(outcome.map(|decision| self.evaluated(decision.json)).map_err(convert::error))
     }
 
+    /// Evaluates many typed requests in one call into the component (the WIT `evaluate-batch`):
+    /// one result per request, in order, each what [`Self::evaluate`] gives for it. One instance,
+    /// one crossing and one fuel budget ([`PolicyBuilder::fuel`]) serve the whole batch.
+    ///
+    /// # Errors
+    /// The outer `Err` is a [`HostError`] for the whole call (fuel, memory, trap); each inner
+    /// `Err` is the evaluator's typed [`EvaluationError`] for that request.
+    pub fn evaluate_batch(
+        &self,
+        requests: &[EvaluationRequest],
+    ) -> Result<Vec<Result<Evaluated<Decision>, EvaluationError>>, HostError> {
+        let requests: Vec<wit::EvaluationRequest> = requests.iter().map(convert::request).collect();
+        let outcomes = self.call(|store, evaluator| evaluator.call_evaluate_batch(store, &requests))?;
+        Ok(outcomes
+            .into_iter()
+            .map(|outcome| outcome.map(|decision| self.evaluated(convert::decision(decision))).map_err(convert::error))
+            .collect())
+    }
+
+    /// Evaluates many requests given as JSON texts in one call (the WIT `evaluate-batch-json`):
+    /// one result per text, in order, each what [`Self::evaluate_json`] gives for it.
+    ///
+    /// # Errors
+    /// As [`Self::evaluate_batch`]; a text over [`MAX_REQUEST_BYTES`] fails the whole call with
+    /// [`HostError::RequestTooLarge`] before the component sees any.
+    pub fn evaluate_batch_json<S: AsRef<str>>(
+        &self,
+        requests: &[S],
+    ) -> Result<Vec<Result<Evaluated<String>, EvaluationError>>, HostError> {
+        let requests: Vec<String> = requests
+            .iter()
+            .map(|text| within_limit(text.as_ref()).map(|()| text.as_ref().to_owned()))
+            .collect::<Result<_, _>>()?;
+        let outcomes = self.call(|store, evaluator| evaluator.call_evaluate_batch_json(store, &requests))?;
+        Ok(outcomes
+            .into_iter()
+            .map(|outcome| outcome.map(|decision| self.evaluated(decision.json)).map_err(convert::error))
+            .collect())
+    }
+
     /// Validates a typed contract inside the component and returns its identity.
     ///
     /// # Errors
