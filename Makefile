@@ -53,7 +53,7 @@ wit-check:
 ## The adapter's spellings, and the host: hostile components, the precompiled cache, threads, the
 ## CLI on every example and vector, native core vs component on every vector and 10 000
 ## generated requests.
-test-host: component
+test-host: component redis-setup
 	$(CARGO) test --locked -p scale-units-component -p scale-units-host
 
 ## Evaluate the API gateway example through the component, explained in plain words.
@@ -76,8 +76,19 @@ test-service: component
 bench-service: component
 	$(CARGO) bench --locked -p scale-units-host --bench service
 
-# ---- Kubernetes: the KEDA external scaler and deploy/kubernetes/ (host-rs/src/keda.rs) ---------
-.PHONY: test-keda bench-keda
+# ---- Kubernetes: units, the admission webhook, the KEDA external scaler, deploy/kubernetes/ -----
+.PHONY: redis-setup test-keda bench-keda bench-webhook
+
+## Debian's redis-server when it is missing: the unit registry's Redis tests start their own on
+## loopback (host-rs/tests/units_redis.rs).
+redis-setup:
+	@command -v redis-server >/dev/null || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "redis-server is missing: apt-get install redis-server (as root)" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+
+## Admission reviews over loopback HTTPS under load (figures go into BENCHMARKS.md).
+bench-webhook: component
+	$(CARGO) bench --locked -p scale-units-host --bench webhook
 
 ## (Also part of test-host.) The KEDA external scaler through a real gRPC client (metric, activity,
 ## stream, stale evidence, scale to zero, the binary's drain), and every manifest of
