@@ -37,6 +37,14 @@ fn units_of(shared: &Shared) -> Option<&Arc<Units>> {
     shared.config.units.as_ref()
 }
 
+/// The registry and the unit a route names, or the answer when there is no registry or the name
+/// is not a unit's.
+fn unit(shared: &Shared, namespace: String, name: String) -> Result<(&Arc<Units>, UnitKey), Box<Response>> {
+    let units = units_of(shared).ok_or_else(|| Box::new(no_units()))?;
+    let key = UnitKey::new(namespace, name).map_err(|error| Box::new(unit_error(&error)))?;
+    Ok((units, key))
+}
+
 fn no_units() -> Response {
     error_response(StatusCode::NOT_FOUND, "units_disabled", "this service has no unit registry (serve --units DIR)")
 }
@@ -87,13 +95,9 @@ async fn decision(
     {
         return response;
     }
-    let units = match units_of(&shared) {
-        Some(units) => units,
-        None => return no_units(),
-    };
-    let key = match UnitKey::new(namespace, name) {
-        Ok(key) => key,
-        Err(error) => return unit_error(&error),
+    let (units, key) = match unit(&shared, namespace, name) {
+        Ok(found) => found,
+        Err(response) => return *response,
     };
     let replicas = uri.query().unwrap_or_default().split('&').find_map(|pair| pair.strip_prefix("replicas="));
     let replicas = match replicas.map(str::parse::<u64>) {
@@ -130,13 +134,9 @@ async fn observations(
     {
         return response;
     }
-    let units = match units_of(&shared) {
-        Some(units) => units,
-        None => return no_units(),
-    };
-    let key = match UnitKey::new(namespace, name) {
-        Ok(key) => key,
-        Err(error) => return unit_error(&error),
+    let (units, key) = match unit(&shared, namespace, name) {
+        Ok(found) => found,
+        Err(response) => return *response,
     };
     let text = match read_text(body, &headers, shared.config.max_body_bytes).await {
         Ok(text) => text,
