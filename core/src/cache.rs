@@ -161,4 +161,19 @@ mod tests {
         assert_eq!(none.evaluate(&request).unwrap(), crate::evaluate(&request).unwrap());
         assert!(none.is_empty());
     }
+
+    #[test]
+    fn identity_texts_hash_to_the_identities() {
+        use sha2::{Digest, Sha256};
+        let request = request();
+        let decision = crate::evaluate(&request).unwrap();
+        let hex =
+            |text: String| -> String { Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect() };
+        let contract = hex(crate::contract_identity_text(&request.contract));
+        assert_eq!(decision.contract_id, format!("scale-unit:{}", &contract[..32]));
+        let text = crate::decision_identity_text(&decision);
+        assert_eq!(decision.decision_id, format!("scale-decision:{}", &hex(text.clone())[..32]));
+        let wrapped = format!("{{\"identity\":{text},\"kind\":\"scale_decision\"}}");
+        assert_eq!(decision.decision_digest, format!("sha256:{}", hex(wrapped)));
+    }
 }

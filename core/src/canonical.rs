@@ -55,11 +55,24 @@ impl Canon<'_> {
                     write_entries(entries.iter(), out);
                 } else {
                     let mut sorted: Vec<&(&'static str, Canon<'_>)> = entries.iter().collect();
-                    sorted.sort_by(|a, b| a.0.cmp(b.0));
+                    insertion_sort(&mut sorted, |a, b| a.0 > b.0);
                     write_entries(sorted.into_iter(), out);
                 }
                 out.push('}');
             }
+        }
+    }
+}
+
+/// A stable insertion sort (`greater(a, b)`: `a` goes after `b`). The lists sorted here are short
+/// (identity objects and their word lists), and this is far less code in the component than the
+/// standard library's sorts.
+fn insertion_sort<T>(items: &mut [T], greater: impl Fn(&T, &T) -> bool) {
+    for end in 1..items.len() {
+        let mut at = end;
+        while at > 0 && items.get(at - 1).zip(items.get(at)).is_some_and(|(a, b)| greater(a, b)) {
+            items.swap(at - 1, at);
+            at -= 1;
         }
     }
 }
@@ -238,7 +251,7 @@ impl CanonWriter {
 
     /// `key: [words…]`, the words sorted.
     pub(crate) fn sorted_words(&mut self, key: &'static str, mut words: Vec<&str>) -> &mut Self {
-        words.sort_unstable();
+        insertion_sort(&mut words, |a, b| a > b);
         self.key(key).begin_array();
         for word in words {
             self.str(word);

@@ -88,6 +88,21 @@ pub(crate) struct DecisionFields<'a> {
 
 /// `decision_id` and `decision_digest` of a decision.
 pub(crate) fn decision(fields: &DecisionFields<'_>) -> (String, String) {
+    id_and_digest("scale-decision:", decision_identity(fields).text(), "scale_decision")
+}
+
+/// The canonical text of the contract identity object.
+pub(crate) fn contract_text(contract: &ScaleUnitContract) -> String {
+    contract_identity(contract).text().to_owned()
+}
+
+/// The canonical text of the decision identity object.
+pub(crate) fn decision_text(fields: &DecisionFields<'_>) -> String {
+    decision_identity(fields).text().to_owned()
+}
+
+/// The decision identity object: exactly the keys SPEC §8 lists, in ascending order.
+fn decision_identity(fields: &DecisionFields<'_>) -> CanonWriter {
     let mut w = CanonWriter::with_capacity(512 + 256 * fields.evidence.len());
     w.begin_object();
     w.key("action").str(fields.action.as_str());
@@ -110,5 +125,5 @@ pub(crate) fn decision(fields: &DecisionFields<'_>) -> (String, String) {
     w.sorted_words("reasons", fields.reasons.iter().map(|r| r.as_str()).collect());
     w.key("schema_version").str(crate::SCHEMA_VERSION);
     w.end_object();
-    id_and_digest("scale-decision:", w.text(), "scale_decision")
+    w
 }

@@ -100,7 +100,10 @@ impl<'de> Visitor<'de> for JsonVisitor {
                 Some(seen) => !seen.insert(key.clone()),
                 None if entries.len() < SCAN => entries.iter().any(|(known, _)| *known == key),
                 None => {
-                    let mut set: BTreeSet<Cow<'de, str>> = entries.iter().map(|(known, _)| known.clone()).collect();
+                    let mut set = BTreeSet::new();
+                    for (known, _) in &entries {
+                        set.insert(known.clone());
+                    }
                     let duplicate = !set.insert(key.clone());
                     seen = Some(set);
                     duplicate

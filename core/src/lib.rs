@@ -106,6 +106,29 @@ pub fn validate_contract_json(contract: &str) -> Result<ContractIdentity, Evalua
     validate_contract(&parse_contract(contract)?)
 }
 
+/// The canonical JSON text of a contract's identity object (SPEC §8): what `contract_id` is the
+/// sha256 of, and what `contract_digest` wraps as `{"identity": …, "kind": "scale_unit_contract"}`.
+/// For auditing an identity by hand; the contract is not validated.
+pub fn contract_identity_text(contract: &ScaleUnitContract) -> String {
+    identity::contract_text(contract)
+}
+
+/// The canonical JSON text of a decision's identity object (SPEC §8): what `decision_id` is the
+/// sha256 of, and what `decision_digest` wraps as `{"identity": …, "kind": "scale_decision"}`.
+/// For auditing an identity by hand.
+pub fn decision_identity_text(decision: &Decision) -> String {
+    identity::decision_text(&identity::DecisionFields {
+        contract_id: &decision.contract_id,
+        evaluated_at: &decision.evaluated_at,
+        current_replicas: decision.current_replicas,
+        desired_replicas: decision.desired_replicas,
+        action: decision.action,
+        reasons: &decision.reasons,
+        drain_required: decision.drain_required,
+        evidence: &decision.evidence,
+    })
+}
+
 /// Serializes a decision as compact JSON, fields in SPEC §9 order.
 pub fn decision_to_json(decision: &Decision) -> String {
     // Serializing plain strings, integers and booleans into a String cannot fail.

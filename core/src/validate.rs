@@ -1,8 +1,6 @@
 //! Checks of the typed model (SPEC §3–§6), in the SPEC's order where it names one. Produces a
 //! [`Checked`] request whose times are parsed and whose contract identity is computed.
 
-use std::collections::BTreeSet;
-
 use crate::cache::ContractCache;
 use crate::error::{ErrorCode, EvaluationError};
 use crate::identity;
@@ -136,9 +134,11 @@ fn contract_error(path: &Path<'_>, message: impl Into<String>) -> EvaluationErro
     error(ErrorCode::InvalidContract, path, message)
 }
 
-fn has_duplicates<T: Ord>(items: impl IntoIterator<Item = T>) -> bool {
-    let mut seen = BTreeSet::new();
-    items.into_iter().any(|item| !seen.insert(item))
+/// Whether two items are equal. Quadratic, on lists already bounded to at most 64 entries: no
+/// allocation of a set, and less code in the component than a sorted set.
+fn has_duplicates<T: PartialEq>(items: impl IntoIterator<Item = T>) -> bool {
+    let items: Vec<T> = items.into_iter().collect();
+    items.iter().enumerate().any(|(i, item)| items.get(..i).is_some_and(|before| before.contains(item)))
 }
 
 /// Validates a contract found at `path` (SPEC §4) and returns its computed identity.
@@ -270,9 +270,10 @@ pub(crate) fn contract(contract: &ScaleUnitContract, path: &Path<'_>) -> Result<
     if has_duplicates(&c.engine_authority_axes) {
         return Err(contract_error(here, "engine authority axes must be unique"));
     }
-    let declared: BTreeSet<_> = c.engine_authority_axes.iter().collect();
-    let expected: BTreeSet<_> = profile.engine_authority_axes.iter().collect();
-    if declared != expected {
+    // The same sets (neither list repeats an axis).
+    let same = c.engine_authority_axes.iter().all(|a| profile.engine_authority_axes.contains(a))
+        && profile.engine_authority_axes.iter().all(|a| c.engine_authority_axes.contains(a));
+    if !same {
         return Err(contract_error(here, "engine_authority_axes must match the surface profile"));
     }
     if !profile.continuity_modes.contains(&continuity.mode) {

@@ -7,6 +7,9 @@
 //!   when its printed world differs from `wit/snapshot/component.wit` (`--bless` rewrites the
 //!   snapshot), or when an item of `wit/` lacks a `///` doc comment.
 //! - `print-wit FILE.wasm`: prints the world of any component.
+//! - `sha256-wasm`: builds the bench-only module `xtask/sha256-wasm` (sha2 compiled to wasm with the
+//!   same profile as the component) into `<target>/scale-units/sha256_bench.wasm`, for the `sha256`
+//!   group of `host-rs/benches/evaluate.rs`. It is never part of the component.
 
 #![allow(
     clippy::indexing_slicing,
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let outcome = match args.as_slice() {
         ["component"] => build_component().map(|_| ()),
+        ["sha256-wasm"] => build_sha256_wasm(),
         ["wit-check"] => wit_check(false),
         ["wit-check", "--bless"] => wit_check(true),
         ["print-wit", file] => fs::read(file)
@@ -40,7 +44,7 @@ fn main() -> ExitCode {
             .and_then(|bytes| print_world(&bytes))
             .map(|text| print!("{text}")),
         _ => {
-            eprintln!("usage: cargo xtask component | wit-check [--bless] | print-wit FILE.wasm");
+            eprintln!("usage: cargo xtask component | sha256-wasm | wit-check [--bless] | print-wit FILE.wasm");
             return ExitCode::from(2);
         }
     };
@@ -120,6 +124,32 @@ fn build_component() -> Result<(PathBuf, Vec<u8>)> {
     fs::write(&out, &component).with_context(|| format!("writing {}", out.display()))?;
     println!("component {} ({} bytes, sha256:{})", out.display(), component.len(), hex(&Sha256::digest(&component)));
     Ok((out, component))
+}
+
+/// Builds `xtask/sha256-wasm` for wasm32-unknown-unknown and copies it beside the component.
+fn build_sha256_wasm() -> Result<()> {
+    let root = workspace_root();
+    let target = target_dir(&root);
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let own_target = target.join("sha256-wasm");
+    let status = Command::new(cargo)
+        .current_dir(root.join("xtask/sha256-wasm"))
+        .args(["build", "--locked", "--target", "wasm32-unknown-unknown", "--profile", "component"])
+        .env("CARGO_TARGET_DIR", &own_target)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .status()
+        .context("running cargo build for the sha256 bench module")?;
+    if !status.success() {
+        bail!("building xtask/sha256-wasm failed");
+    }
+    let module = own_target.join("wasm32-unknown-unknown/component/sha256_wasm.wasm");
+    let out_dir = target.join("scale-units");
+    fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let out = out_dir.join("sha256_bench.wasm");
+    fs::copy(&module, &out).with_context(|| format!("copying {} to {}", module.display(), out.display()))?;
+    println!("sha256 bench module {}", out.display());
+    Ok(())
 }
 
 /// Fails when the component has any import at its top level: no WASI, no host function, no type.
