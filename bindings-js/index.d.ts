@@ -249,6 +249,14 @@ export const componentDigest: Digest;
 export function evaluate(request: EvaluationRequest): Decision;
 /** Evaluates JSON text; returns the decision's JSON text as the core writes it. Throws ScaleUnitsError (`invalid_json`, …). */
 export function evaluateJson(requestJson: string): string;
+/**
+ * Evaluates many requests in one call of the component: one entry per request, in order, its
+ * decision or the ScaleUnitsError of that request (returned, not thrown: one bad request does not
+ * stop the others). Throws RequestTooLargeError when a request is over MAX_REQUEST_BYTES.
+ */
+export function evaluateBatch(requests: EvaluationRequest[]): Array<Decision | ScaleUnitsError>;
+/** `evaluateBatch` over JSON texts: each entry is the decision's JSON text or a ScaleUnitsError. */
+export function evaluateBatchJson(requestsJson: string[]): Array<string | ScaleUnitsError>;
 /** The typed entry point: every field must be given (no defaults). Throws ScaleUnitsError. */
 export function evaluateTyped(request: Required<EvaluationRequest>): Decision;
 /** Validates a contract (SPEC §4) and returns its identity. Throws ScaleUnitsError. */

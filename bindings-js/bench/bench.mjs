@@ -16,7 +16,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { evaluate, evaluateJson, evaluateTyped, componentDigest } from 'scale-units';
+import { evaluate, evaluateBatchJson, evaluateJson, evaluateTyped, componentDigest } from 'scale-units';
 import { completeRequest } from '../test/complete-request.mjs';
 
 const { values, positionals } = parseArgs({
@@ -35,10 +35,14 @@ const complete = completeRequest(request); // the typed path has no defaults: ev
 const batches = Number(values.batches);
 const calls = Number(values.calls);
 
+const BATCH = 1000;
+const texts = Array.from({ length: BATCH }, () => text);
+// [name, one call, native baseline, decisions per call]
 const paths = [
-  ['evaluateJson(text) -> text', () => evaluateJson(text), 'evaluate_json'],
-  ['evaluate(object) -> object', () => evaluate(request), 'evaluate_json'],
-  ['evaluateTyped(object) -> object', () => evaluateTyped(complete), 'evaluate_typed'],
+  ['evaluateJson(text) -> text', () => evaluateJson(text), 'evaluate_json', 1],
+  ['evaluate(object) -> object', () => evaluate(request), 'evaluate_json', 1],
+  ['evaluateTyped(object) -> object', () => evaluateTyped(complete), 'evaluate_typed', 1],
+  [`evaluateBatchJson(${BATCH} texts), per decision`, () => evaluateBatchJson(texts), 'evaluate_json', BATCH],
 ];
 
 /** The native core's median in µs for one criterion benchmark of the `native` group. */
@@ -50,14 +54,18 @@ function nativeMedian(name) {
 const native = values.native ? { evaluate_json: nativeMedian('evaluate_json'), evaluate_typed: nativeMedian('evaluate_typed') } : undefined;
 
 // Batches of the paths interleave (A B C A B C …), so a change in machine load hits every path alike.
+// A path deciding `per` requests a call runs calls / per times a batch, so every batch is about
+// the same number of decisions; times are per decision.
 function measureAll(fns) {
-  for (const fn of fns) for (let i = 0; i < calls; i++) fn(); // warm-up
+  const count = (per) => Math.max(1, Math.round(calls / per));
+  for (const [fn, per] of fns) for (let i = 0; i < count(per); i++) fn(); // warm-up
   const perCall = fns.map(() => []);
   for (let b = 0; b < batches; b++) {
-    fns.forEach((fn, p) => {
+    fns.forEach(([fn, per], p) => {
+      const n = count(per);
       const start = process.hrtime.bigint();
-      for (let i = 0; i < calls; i++) fn();
-      perCall[p].push(Number(process.hrtime.bigint() - start) / 1000 / calls);
+      for (let i = 0; i < n; i++) fn();
+      perCall[p].push(Number(process.hrtime.bigint() - start) / 1000 / (n * per));
     });
   }
   return perCall.map((times) => {
@@ -71,7 +79,7 @@ console.log(`machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, load avera
 console.log(`request: ${typeof file === 'string' ? file : file.pathname.split('/').slice(-2).join('/')} (${text.length} bytes of JSON)\n`);
 console.log(`| path | median µs/call | min–max µs | decisions/s |${native ? ' native core µs | × native |' : ''}`);
 console.log(`|---|---:|---:|---:|${native ? '---:|---:|' : ''}`);
-const results = measureAll(paths.map(([, fn]) => fn));
+const results = measureAll(paths.map(([, fn, , per]) => [fn, per]));
 for (const [p, [name, , nativeName]] of paths.entries()) {
   const { median, min, max } = results[p];
   const ratio = native ? ` \`${nativeName}\` ${native[nativeName].toFixed(2)} | ${(median / native[nativeName]).toFixed(1)} |` : '';

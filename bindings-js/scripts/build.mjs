@@ -37,6 +37,8 @@ export function extractSchema(dts) {
     const line = lines[i];
     let m;
     if (line.startsWith('export function ')) continue;
+    // jco's generic helper for a `result` inside a list (the batch functions): not a WIT type of ours.
+    if (line === "export type Result<T, E> = { tag: 'ok', val: T } | { tag: 'err', val: E };") continue;
     if ((m = /^export type (\w+) = ((?:'[a-z0-9-]+'(?: \| )?)+);$/.exec(line))) {
       enums[m[1]] = m[2].split(' | ').map((s) => s.slice(1, -1));
     } else if ((m = /^export interface (\w+) \{$/.exec(line))) {

@@ -15,6 +15,8 @@ export const {
   componentDigest,
   evaluate,
   evaluateJson,
+  evaluateBatch,
+  evaluateBatchJson,
   evaluateTyped,
   validateContract,
   validateContractJson,

@@ -230,9 +230,7 @@ function call(fn, arg) {
     return fn(arg);
   } catch (error) {
     const payload = error?.payload;
-    if (payload && typeof payload.code === 'string') {
-      throw new ScaleUnitsError(payload.code.replaceAll('-', '_'), payload.message, payload.path);
-    }
+    if (payload && typeof payload.code === 'string') throw evaluationError(payload);
     throw error;
   }
 }
@@ -270,14 +268,49 @@ function jsonText(text, what) {
   return text;
 }
 
+/** An `evaluation-error` value of the component as a ScaleUnitsError. */
+const evaluationError = (payload) => new ScaleUnitsError(payload.code.replaceAll('-', '_'), payload.message, payload.path);
+
+/**
+ * Many JSON texts in one call of the component (WIT `evaluate-batch-json`): one entry per text, in
+ * order, the decision's JSON text or the ScaleUnitsError of that text (one bad text does not stop
+ * the others). `prepare(item, index)` turns an item into JSON text and may throw a ScaleUnitsError
+ * for that item alone; a RequestTooLargeError fails the whole call, as in the Rust host.
+ */
+function evaluateBatchWith(ev, items, prepare, what) {
+  if (!Array.isArray(items)) throw new TypeError(`${what} takes an array`);
+  const results = new Array(items.length);
+  const texts = [];
+  const indices = [];
+  items.forEach((item, index) => {
+    try {
+      texts.push(jsonText(prepare(item, index), `${what}[${index}]`));
+      indices.push(index);
+    } catch (error) {
+      if (!(error instanceof ScaleUnitsError)) throw error;
+      results[index] = error;
+    }
+  });
+  const outcomes = texts.length ? ev.evaluateBatchJson(texts) : [];
+  outcomes.forEach((outcome, n) => {
+    results[indices[n]] = outcome.tag === 'ok' ? outcome.val.json : evaluationError(outcome.val);
+  });
+  return results;
+}
+
 /** The public API over an instantiated evaluator interface. */
 export function createApi(ev) {
   const evaluateJson = (text) => call(ev.evaluateJson, jsonText(text, 'evaluateJson')).json;
+  const evaluateBatchJson = (texts) => evaluateBatchWith(ev, texts, (text) => text, 'evaluateBatchJson');
   const simulateJson = (text) => call(ev.simulateJson, jsonText(text, 'simulateJson')).json;
   return {
     componentDigest: MANIFEST.componentDigest,
     evaluateJson,
     evaluate: (request) => JSON.parse(evaluateJson(requestText(request))),
+    evaluateBatchJson,
+    evaluateBatch: (requests) =>
+      evaluateBatchWith(ev, requests, requestText, 'evaluateBatch').map((entry) =>
+        typeof entry === 'string' ? JSON.parse(entry) : entry),
     evaluateTyped: (request) => fromWit(call(ev.evaluate, toWitRecord(request, 'EvaluationRequest', '')), 'Decision'),
     validateContract: (contract) => fromWit(call(ev.validateContractJson, jsonText(requestText(contract), 'validateContract')), 'ContractIdentity'),
     validateContractJson: (text) => fromWit(call(ev.validateContractJson, jsonText(text, 'validateContractJson')), 'ContractIdentity'),

@@ -10,6 +10,8 @@ export const {
   componentDigest,
   evaluate,
   evaluateJson,
+  evaluateBatch,
+  evaluateBatchJson,
   evaluateTyped,
   validateContract,
   validateContractJson,

@@ -30,6 +30,32 @@ test('evaluate, evaluateTyped and evaluateJson give the reference decision', () 
   assert.deepEqual(JSON.parse(api.evaluateJson(JSON.stringify(vector.request))), vector.expect.decision);
 });
 
+test('evaluateBatch and evaluateBatchJson: one entry per request, in order, each error in its place', () => {
+  const text = JSON.stringify(vector.request);
+  const low = request();
+  low.current_replicas = 0; // below the contract's floor
+  const results = api.evaluateBatchJson([text, '{', 'ab\uD800', JSON.stringify(low), text]);
+  assert.equal(results.length, 5);
+  assert.equal(results[0], api.evaluateJson(text));
+  assert.equal(results[4], results[0]);
+  for (const [index, code] of [[1, 'invalid_json'], [2, 'invalid_json'], [3, 'replicas_out_of_bounds']]) {
+    assert.ok(results[index] instanceof ScaleUnitsError, `${index}: ${results[index]}`);
+    assert.equal(results[index].code, code);
+  }
+  assert.throws(() => api.evaluateJson(JSON.stringify(low)), (e) => e.code === results[3].code && e.message === results[3].message);
+
+  const bad = request();
+  bad.capacities[2].reserved = 1.5;
+  const decided = api.evaluateBatch([request(), bad, request()]);
+  assert.deepEqual(decided[0], vector.expect.decision);
+  assert.deepEqual(decided[2], vector.expect.decision);
+  assert.ok(decided[1] instanceof ScaleUnitsError && decided[1].path === 'capacities[2].reserved', `${decided[1]}`);
+
+  assert.deepEqual(api.evaluateBatchJson([]), []);
+  assert.throws(() => api.evaluateBatchJson(text), TypeError);
+  assert.throws(() => api.evaluateBatchJson([text, ' '.repeat(api.MAX_REQUEST_BYTES + 1)]), api.RequestTooLargeError);
+});
+
 for (const [name, evaluate, make] of [
   ['evaluate', api.evaluate, request],
   ['evaluateTyped', api.evaluateTyped, typedRequest],

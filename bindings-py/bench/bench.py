@@ -38,21 +38,23 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 T01 = ROOT / "tests" / "vectors" / "reference" / "t01-mcp-target-tracks-deterministically.json"
 COMPLETE = HERE / "t01-complete.json"
+#: Requests in one call of the batch path.
+BATCH = 1000
 
 
-def measure(paths: list[tuple[Callable[[], Any], int]], batches: int) -> list[list[float]]:
-    """µs per call in each batch, for each ``(fn, calls)``. The paths' batches are interleaved,
-    so that a change of load on a shared machine hits them alike."""
-    for fn, calls in paths:
+def measure(paths: list[tuple[Callable[[], Any], int, int]], batches: int) -> list[list[float]]:
+    """µs per decision in each batch, for each ``(fn, calls, decisions per call)``. The paths'
+    batches are interleaved, so that a change of load on a shared machine hits them alike."""
+    for fn, calls, _ in paths:
         for _ in range(calls):
             fn()
     per_call: list[list[float]] = [[] for _ in paths]
     for _ in range(batches):
-        for index, (fn, calls) in enumerate(paths):
+        for index, (fn, calls, per) in enumerate(paths):
             start = time.perf_counter_ns()
             for _ in range(calls):
                 fn()
-            per_call[index].append((time.perf_counter_ns() - start) / 1000 / calls)
+            per_call[index].append((time.perf_counter_ns() - start) / 1000 / (calls * per))
     return per_call
 
 
@@ -125,12 +127,16 @@ def main() -> int:
         return 1
 
     typed_calls = max(1, args.calls // 10)
-    paths: list[tuple[str, Callable[[], Any], int, str | None]] = [
-        ("evaluate_json(str) -> str", lambda: evaluator.evaluate_json(text), args.calls, "evaluate_json"),
-        ("evaluate(dict) -> Decision", lambda: evaluator.evaluate(request), args.calls, "evaluate_json"),
-        ("evaluate_json, fuel metered", lambda: fueled.evaluate_json(text), args.calls, "evaluate_json"),
-        ("typed WIT evaluate (dict -> records -> dict)", typed, typed_calls, "evaluate_typed"),
-        ("typed WIT evaluate, call only (records prepared)", lambda: runtime.call("evaluate", lowered), typed_calls, "evaluate_typed"),
+    batch = [text] * BATCH
+    batch_calls = max(1, args.calls // BATCH)
+    # (name, one call, calls a batch, decisions a call, native baseline)
+    paths: list[tuple[str, Callable[[], Any], int, int, str | None]] = [
+        ("evaluate_json(str) -> str", lambda: evaluator.evaluate_json(text), args.calls, 1, "evaluate_json"),
+        ("evaluate(dict) -> Decision", lambda: evaluator.evaluate(request), args.calls, 1, "evaluate_json"),
+        ("evaluate_json, fuel metered", lambda: fueled.evaluate_json(text), args.calls, 1, "evaluate_json"),
+        (f"evaluate_batch_json({BATCH} texts), per decision", lambda: evaluator.evaluate_batch_json(batch), batch_calls, BATCH, "evaluate_json"),
+        ("typed WIT evaluate (dict -> records -> dict)", typed, typed_calls, 1, "evaluate_typed"),
+        ("typed WIT evaluate, call only (records prepared)", lambda: runtime.call("evaluate", lowered), typed_calls, 1, "evaluate_typed"),
     ]
     native = native_medians(args.criterion)
 
@@ -144,16 +150,16 @@ def main() -> int:
     print(f"Evaluator() (compile + instantiate): {compile_ms:.0f} ms\n")
     print("| path | median µs/call | min–max µs | decisions/s | × native |")
     print("|---|---:|---:|---:|---:|")
-    per_batch = measure([(fn, calls) for _, fn, calls, _ in paths], args.batches)
+    per_batch = measure([(fn, calls, per) for _, fn, calls, per, _ in paths], args.batches)
     results = [(statistics.median(times), min(times), max(times)) for times in per_batch]
     if args.json:
         rows = [
             {"path": name, "native": baseline, "per_call_us": times}
-            for (name, _, _, baseline), times in zip(paths, per_batch)
+            for (name, _, _, _, baseline), times in zip(paths, per_batch)
         ]
         face = f"Python {platform.python_version()} (wasmtime-py {version('wasmtime')})"
         args.json.write_text(json.dumps({"face": face, "component": evaluator.component_digest, "rows": rows}))
-    for (name, _, _, baseline), (median, low, high) in zip(paths, results):
+    for (name, _, _, _, baseline), (median, low, high) in zip(paths, results):
         ratio = f"{median / native[baseline]:.1f}× `{baseline}`" if baseline in native else "—"
         print(f"| `{name}` | {median:.1f} | {low:.1f}–{high:.1f} | {1e6 / median:,.0f} | {ratio} |")
     if native:

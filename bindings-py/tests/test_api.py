@@ -99,6 +99,35 @@ def test_dict_and_json_paths_agree_byte_for_byte(evaluator: Evaluator, request_t
     assert evaluator.evaluate_json(json.dumps(request_t01).encode()) == text
 
 
+def test_a_batch_gives_one_entry_per_request_in_order_with_errors_in_place(
+    evaluator: Evaluator, request_t01: dict[str, Any]
+) -> None:
+    text = json.dumps(request_t01)
+    low = dict(request_t01, current_replicas=0)  # below the contract's floor
+    results = evaluator.evaluate_batch_json([text, "{", "ab\ud800", b"\xff", json.dumps(low), text.encode()])
+    assert len(results) == 6
+    assert results[0] == evaluator.evaluate_json(text) == results[5]
+    for index, code in [(1, "invalid_json"), (2, "invalid_json"), (3, "invalid_json"), (4, "replicas_out_of_bounds")]:
+        entry = results[index]
+        assert isinstance(entry, ScaleUnitsError), (index, entry)
+        assert entry.code == code
+    with pytest.raises(ScaleUnitsError) as single:
+        evaluator.evaluate_json(json.dumps(low))
+    assert str(single.value) == str(results[4])
+
+    bad = json.loads(text)
+    bad["capacities"][2]["reserved"] = -1
+    decided = evaluator.evaluate_batch([request_t01, bad, request_t01])
+    assert decided[0] == decided[2] == evaluator.evaluate(request_t01)
+    assert isinstance(decided[1], ScaleUnitsError) and decided[1].path == "capacities[2].reserved", decided[1]
+
+    assert evaluator.evaluate_batch_json([]) == []
+    with pytest.raises(TypeError):
+        evaluator.evaluate_batch_json(text)
+    with pytest.raises(scale_units.RequestTooLargeError):
+        evaluator.evaluate_batch_json([text, " " * (scale_units.MAX_REQUEST_BYTES + 1)])
+
+
 def test_validate_contract_gives_the_pinned_identity(evaluator: Evaluator, request_t01: dict[str, Any]) -> None:
     identity = evaluator.validate_contract(request_t01["contract"])
     assert identity.contract_id == "scale-unit:e4bd604748449e993ca58016799fe770"

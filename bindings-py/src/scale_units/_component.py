@@ -27,6 +27,7 @@ INTERFACE = "scale-units:evaluator/evaluator@0.1.0"
 FUNCTIONS = (
     "evaluate",
     "evaluate-json",
+    "evaluate-batch-json",
     "validate-contract",
     "validate-contract-json",
     "simulate-json",

@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from . import _component
 from .decision import (
@@ -97,17 +97,46 @@ class Evaluator:
         SPEC applies exactly as for the CLI. Raises ``ScaleUnitsError`` for a request the
         evaluator refuses, ``TypeError`` for a value ``json.dumps`` cannot write.
         """
-        text = self.evaluate_json(json.dumps(request))
-        try:
-            return Decision.from_dict(json.loads(text))
-        except (KeyError, ValueError, TypeError) as error:
-            raise HostError(f"the component returned a decision this package cannot read: {error}") from error
+        return _decision(self.evaluate_json(json.dumps(request)))
 
     def evaluate_json(self, request_json: str | bytes) -> str:
         """Decides on one request given as JSON text; returns the decision as compact JSON, byte
         for byte what the core writes. Raises ``ScaleUnitsError`` (``invalid_json`` for text that
         is not one JSON document, including text that is not valid UTF-8)."""
         return str(self._call_json("evaluate-json", request_json).json)
+
+    def evaluate_batch(self, requests: Sequence[Mapping[str, Any]]) -> list[Decision | ScaleUnitsError]:
+        """Decides on many requests in one call of the component (WIT ``evaluate-batch-json``):
+        one entry per request, in order, its ``Decision`` or the ``ScaleUnitsError`` of that
+        request, returned rather than raised (one bad request does not stop the others).
+        Raises ``TypeError`` for a value ``json.dumps`` cannot write and
+        ``RequestTooLargeError`` when a request is over ``MAX_REQUEST_BYTES``."""
+        texts = [json.dumps(request) for request in requests]
+        return [_decision(entry) if isinstance(entry, str) else entry for entry in self.evaluate_batch_json(texts)]
+
+    def evaluate_batch_json(self, requests_json: Sequence[str | bytes]) -> list[str | ScaleUnitsError]:
+        """``evaluate_batch`` over JSON texts: each entry is the decision's compact JSON, byte for
+        byte what ``evaluate_json`` returns for that text, or its ``ScaleUnitsError``."""
+        if isinstance(requests_json, (str, bytes, bytearray)):
+            raise TypeError("evaluate_batch_json takes a sequence of JSON texts, not one text")
+        results: list[str | ScaleUnitsError | None] = [None] * len(requests_json)
+        texts: list[str] = []
+        indices: list[int] = []
+        for index, text in enumerate(requests_json):
+            try:
+                texts.append(_checked_text(text))
+                indices.append(index)
+            except ScaleUnitsError as error:
+                results[index] = error
+        outcomes = self._runtime.call("evaluate-batch-json", texts) if texts else []
+        if len(outcomes) != len(texts):
+            raise HostError(f"evaluate-batch-json answered {len(outcomes)} results for {len(texts)} requests")
+        for index, outcome in zip(indices, outcomes):
+            try:
+                results[index] = str(_component.unwrap(outcome, "evaluate-batch-json").json)
+            except ScaleUnitsError as error:
+                results[index] = error
+        return [entry for entry in results if entry is not None]
 
     def validate_contract(self, contract: Mapping[str, Any]) -> ContractIdentity:
         """Validates a contract (SPEC §4), given as a dict in wire form, and returns its identity.
@@ -159,27 +188,41 @@ class Evaluator:
         )
 
     def _call_json(self, name: str, text: str | bytes) -> Any:
-        """Calls a JSON entry point. A WIT string is valid UTF-8, so text that is not
-        (undecodable bytes, a lone surrogate) is refused here with the code the core gives
-        invalid UTF-8 (SPEC §1). Text over ``MAX_REQUEST_BYTES`` raises ``RequestTooLargeError``."""
-        try:
-            if isinstance(text, (bytes, bytearray)):
-                if len(text) > MAX_REQUEST_BYTES:
-                    raise RequestTooLargeError(len(text))
-                text = bytes(text).decode("utf-8")
-            elif not isinstance(text, str):
-                raise TypeError(f"JSON text must be str or bytes, not {type(text).__name__}")
-            # A character is 1 to 4 bytes in UTF-8: encode only when the count is in doubt.
-            elif len(text) > MAX_REQUEST_BYTES:
-                raise RequestTooLargeError(len(text.encode("utf-8", "surrogatepass")))
-            elif 4 * len(text) > MAX_REQUEST_BYTES and (size := len(text.encode("utf-8", "surrogatepass"))) > MAX_REQUEST_BYTES:
-                raise RequestTooLargeError(size)
-            return self._runtime.call_result(name, text)
-        except (UnicodeEncodeError, UnicodeDecodeError) as error:
-            raise ScaleUnitsError(ErrorCode.INVALID_JSON, f"the text is not valid UTF-8: {error.reason}", "") from None
+        """Calls a JSON entry point with ``_checked_text(text)``."""
+        return self._runtime.call_result(name, _checked_text(text))
 
     def info(self) -> EvaluatorInfo:
         """The evaluator, schema and WIT versions of the loaded component."""
         data = _component.lift(self._runtime.result_type("info"), self._runtime.call("info"))
         return EvaluatorInfo(**data)
 
+
+
+def _checked_text(text: str | bytes) -> str:
+    """JSON text as the component will read it. A WIT string is valid UTF-8, so text that is not
+    (undecodable bytes, a lone surrogate) is refused here with the code the core gives invalid
+    UTF-8 (SPEC §1). Text over ``MAX_REQUEST_BYTES`` raises ``RequestTooLargeError``."""
+    try:
+        if isinstance(text, (bytes, bytearray)):
+            if len(text) > MAX_REQUEST_BYTES:
+                raise RequestTooLargeError(len(text))
+            return bytes(text).decode("utf-8")
+        if not isinstance(text, str):
+            raise TypeError(f"JSON text must be str or bytes, not {type(text).__name__}")
+        # A character is 1 to 4 bytes in UTF-8: encode only when the count is in doubt.
+        if len(text) > MAX_REQUEST_BYTES:
+            raise RequestTooLargeError(len(text.encode("utf-8", "surrogatepass")))
+        if 4 * len(text) > MAX_REQUEST_BYTES and (size := len(text.encode("utf-8", "surrogatepass"))) > MAX_REQUEST_BYTES:
+            raise RequestTooLargeError(size)
+        text.encode("utf-8")  # a lone surrogate has no UTF-8 form
+        return text
+    except (UnicodeEncodeError, UnicodeDecodeError) as error:
+        raise ScaleUnitsError(ErrorCode.INVALID_JSON, f"the text is not valid UTF-8: {error.reason}", "") from None
+
+
+def _decision(text: str) -> Decision:
+    """The decision the component wrote, as a ``Decision``."""
+    try:
+        return Decision.from_dict(json.loads(text))
+    except (KeyError, ValueError, TypeError) as error:
+        raise HostError(f"the component returned a decision this package cannot read: {error}") from error
