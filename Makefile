@@ -108,8 +108,8 @@ BENCH_OUT := $(or $(CARGO_TARGET_DIR),target)/scale-units
 ## The native core, the Rust host, Node and Python on one request in one run, then one table:
 ## face, path, median µs per decision (and its spread), ratio to native, decisions per second.
 bench: component js-build py-setup
-	$(CARGO) bench -q --locked -p scale-units-core --bench core -- 'native/'
-	$(CARGO) bench -q --locked -p scale-units-host --bench evaluate -- 'component/|batch/|sha256/'
+	$(CARGO) xtask sha256-wasm
+	$(CARGO) bench -q --locked -p scale-units-host --bench evaluate -- '^(native|component|sha256)/'
 	$(NODE) bindings-js/bench/bench.mjs --native $(or $(CARGO_TARGET_DIR),target)/criterion --json $(BENCH_OUT)/bench-node.json
 	$(PY_BIN) bindings-py/bench/bench.py --criterion $(or $(CARGO_TARGET_DIR),target)/criterion --json $(BENCH_OUT)/bench-python.json
 	python3 benches/table.py --criterion $(or $(CARGO_TARGET_DIR),target)/criterion \
