@@ -61,7 +61,9 @@ run-example: component
 	$(CARGO) run -q --locked -p scale-units-host --bin scale-units -- eval --format text examples/api-gateway/request.json
 
 ## Criterion benchmarks of the host (figures go into BENCHMARKS.md).
+## The sha256 group times sha2 compiled to wasm apart (xtask/sha256-wasm, never in the component).
 bench-host: component
+	$(CARGO) xtask sha256-wasm
 	$(CARGO) bench --locked -p scale-units-host --bench evaluate
 
 # ---- The policy registry and the decision service (host-rs/src/registry.rs, service.rs) ------
