@@ -225,7 +225,7 @@ fn policy_changes_need_the_token_and_refused_candidates_never_serve() {
 fn sigterm_flips_ready_first_and_drains_every_request_in_flight() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_scale-units"))
         .args(["serve", "--listen", "127.0.0.1:0", "--shutdown-delay-ms", "1500", "--drain-timeout-ms", "20000"])
-        .args(["--max-body-bytes", "33554432", "--max-batch", "4000"])
+        .args(["--max-body-bytes", "67108864", "--max-batch", "16000"])
         .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -235,8 +235,9 @@ fn sigterm_flips_ready_first_and_drains_every_request_in_flight() {
     std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let address: std::net::SocketAddr = line.trim().strip_prefix("listening on ").unwrap().parse().unwrap();
 
-    // A batch that takes a while: it must be in flight when the listener closes.
-    let big = format!("[{}]", vec![good_request(); 4000].join(","));
+    // A batch that takes a while: it must be in flight when the listener closes (16 000 decisions,
+    // about 50 MB: well over the 500 ms it needs even as evaluation gets faster).
+    let big = format!("[{}]", vec![good_request(); 16000].join(","));
     let ready_flipped = Arc::new(AtomicBool::new(false));
     let clients: Vec<_> = (0..3)
         .map(|_| {
@@ -269,8 +270,8 @@ fn sigterm_flips_ready_first_and_drains_every_request_in_flight() {
     assert_eq!(probe.get("/health").unwrap().status, 200, "/health stays 200");
     ready_flipped.store(true, Ordering::SeqCst);
     // Started during the delay (1500 ms from the signal), still running when the drain begins.
-    // 500 ms before the listener closes; the batch takes longer than that (about 1.5 s in a debug
-    // build on 2 cores).
+    // 500 ms before the listener closes; the batch takes longer than that (about 2 s in a debug
+    // build on 2 cores; 4 000 requests stopped being enough once evaluation got 3x faster).
     std::thread::sleep((signalled + Duration::from_millis(1000)).saturating_duration_since(Instant::now()));
     let slow = std::thread::spawn(move || {
         let mut client = Client::new(address);
@@ -280,7 +281,7 @@ fn sigterm_flips_ready_first_and_drains_every_request_in_flight() {
     });
     let answered: usize = clients.into_iter().map(|client| client.join().unwrap()).sum();
     let (status, results, took) = slow.join().unwrap();
-    assert_eq!((status, results), (200, Some(4000)));
+    assert_eq!((status, results), (200, Some(16000)));
     let exit = child.wait().unwrap();
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
@@ -294,7 +295,7 @@ fn sigterm_flips_ready_first_and_drains_every_request_in_flight() {
         .expect("the drain line");
     assert!(in_flight >= 1, "the batch was in flight when the listener closed:\n{stderr}");
     assert!(answered > 0);
-    eprintln!("{answered} answered before /ready flipped; the 4000-request batch took {took:?}\n{stderr}");
+    eprintln!("{answered} answered before /ready flipped; the 16000-request batch took {took:?}\n{stderr}");
     // After the drain, nothing listens.
     assert!(Client::new(address).get("/health").is_err());
 }
