@@ -12,27 +12,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::policy;
 use scale_units_core::conformance::Vector;
 use scale_units_host::HostError;
 
 fn vector_requests() -> Vec<String> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("the vector folder").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "json") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors"), &mut files);
-    files.sort();
-    files
+    scale_units_host::vector_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors"))
+        .expect("the vector folder")
         .iter()
         .filter_map(|file| Vector::parse(&std::fs::read_to_string(file).ok()?).ok())
         .map(|vector| vector.request_text)

@@ -68,20 +68,8 @@ fn assert_same(request: &str, label: &str) -> bool {
 }
 
 fn vector_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("readable") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "json") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors"), &mut files);
-    files.sort();
-    files
+    scale_units_host::vector_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors"))
+        .expect("the vector folder")
 }
 
 fn vectors() -> Vec<Vector> {
