@@ -26,8 +26,7 @@ struct Redis {
 
 impl Redis {
     fn start() -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut redis = Self { port, dir: temp_dir("redis"), child: None };
+        let mut redis = Self { port: free_port(), dir: temp_dir("redis"), child: None };
         redis.spawn();
         redis
     }
@@ -64,6 +63,22 @@ impl Redis {
 
     fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+/// A free loopback port below the kernel's ephemeral range (32768 and up on Linux). A port from
+/// `bind(0)` is in that range, and while Redis is down for a restart the clients' reconnects to it
+/// can take it as their own source port (a TCP self-connect), so the restarted server cannot bind.
+/// Each call of this process takes a port no earlier call took.
+fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20_000 + u16::try_from(std::process::id() % 400).unwrap() * 25;
+    loop {
+        let port = base + NEXT.fetch_add(1, Ordering::SeqCst) % 2_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
     }
 }
 
