@@ -88,6 +88,21 @@ fn write_entries<'e, 'a: 'e>(entries: impl Iterator<Item = &'e (&'static str, Ca
     }
 }
 
+/// The bytes [`write_string`] does not copy as they are: all but printable ASCII, `"` and `\`.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "evaluated at compile time: an index out of bounds fails the build, not a run"
+)]
+const ESCAPED: [bool; 256] = {
+    let mut table = [true; 256];
+    let mut b = b' ';
+    while b <= b'~' {
+        table[b as usize] = b == b'"' || b == b'\\';
+        b += 1;
+    }
+    table
+};
+
 /// Writes a JSON string the way Python's `ensure_ascii=True` does: `\"`, `\\`, `\n`, `\r`,
 /// `\t`, `\b`, `\f`, and `\uXXXX` (lower-case hex, UTF-16 units) for every other character
 /// outside printable ASCII, DEL included.
@@ -95,7 +110,7 @@ fn write_string(text: &str, out: &mut String) {
     out.push('"');
     let mut rest = text;
     // Runs of printable ASCII other than `"` and `\` are copied as they are.
-    while let Some(at) = rest.bytes().position(|b| !matches!(b, b' '..=b'~') || b == b'"' || b == b'\\') {
+    while let Some(at) = rest.bytes().position(|b| ESCAPED.get(usize::from(b)).copied().unwrap_or(true)) {
         // Every byte before `at` is ASCII, so `at` is a character boundary.
         let Some((plain, tail)) = rest.split_at_checked(at) else {
             break;

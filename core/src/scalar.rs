@@ -1,5 +1,21 @@
 //! Scalar checks of SPEC §3: bounded opaque references, the credential rule and digests.
 
+/// The bytes a reference may hold after its first: ASCII letters, digits and `._:/@+-`.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "evaluated at compile time: an index out of bounds fails the build, not a run"
+)]
+const REF_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'/' | b'@' | b'+' | b'-');
+        b += 1;
+    }
+    table
+};
+
 /// Whether `text` matches `^[A-Za-z0-9][A-Za-z0-9._:/@+\-]{0,255}$`.
 pub(crate) fn is_ref(text: &str) -> bool {
     let bytes = text.as_bytes();
@@ -8,7 +24,7 @@ pub(crate) fn is_ref(text: &str) -> bool {
     };
     bytes.len() <= 256
         && first.is_ascii_alphanumeric()
-        && rest.iter().all(|b| b.is_ascii_alphanumeric() || b"._:/@+-".contains(b))
+        && rest.iter().all(|&b| REF_BYTES.get(usize::from(b)).copied().unwrap_or(false))
 }
 
 /// The credential pattern of SPEC §3, spelled out and grouped by first letter: its alternatives
@@ -24,6 +40,24 @@ const CREDENTIAL_WORDS: &[(u8, &[&str])] = &[
     (b't', &["token=", "token:"]),
 ];
 
+/// For each byte, 1 + the index in [`CREDENTIAL_WORDS`] of the words starting with it (either
+/// case), or 0: one load per position instead of a search of the letters.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "evaluated at compile time: an index out of bounds fails the build, not a run"
+)]
+const CREDENTIAL_START: [u8; 256] = {
+    let mut table = [0_u8; 256];
+    let mut i = 0;
+    while i < CREDENTIAL_WORDS.len() {
+        let letter = CREDENTIAL_WORDS[i].0;
+        table[letter as usize] = i as u8 + 1;
+        table[letter.to_ascii_uppercase() as usize] = i as u8 + 1;
+        i += 1;
+    }
+    table
+};
+
 /// Whether `text` contains anything the credential pattern matches, ignoring ASCII case.
 /// Refs are ASCII by the time this runs (the ref pattern is checked first).
 pub(crate) fn looks_like_credential(text: &str) -> bool {
@@ -32,10 +66,11 @@ pub(crate) fn looks_like_credential(text: &str) -> bool {
     let bytes = text.as_bytes();
     (0..bytes.len()).any(|start| {
         let rest = bytes.get(start..).unwrap_or_default();
-        let Some(first) = rest.first().map(u8::to_ascii_lowercase) else {
+        let Some(&first) = rest.first() else {
             return false;
         };
-        let Some((_, words)) = CREDENTIAL_WORDS.iter().find(|(letter, _)| *letter == first) else {
+        let group = CREDENTIAL_START.get(usize::from(first)).copied().unwrap_or(0);
+        let Some((_, words)) = usize::from(group).checked_sub(1).and_then(|i| CREDENTIAL_WORDS.get(i)) else {
             return false;
         };
         words.iter().any(|word| {
