@@ -129,8 +129,106 @@ pub fn decision_identity_text(decision: &Decision) -> String {
     })
 }
 
-/// Serializes a decision as compact JSON, fields in SPEC §9 order.
+/// Serializes a decision as compact JSON, fields in SPEC §9 order: byte for byte what
+/// `serde_json::to_string` writes for it (the core's tests hold it to that), written directly
+/// because this runs on every JSON evaluation and the generic serializer costs about a tenth of a
+/// component call there.
 pub fn decision_to_json(decision: &Decision) -> String {
-    // Serializing plain strings, integers and booleans into a String cannot fail.
-    serde_json::to_string(decision).unwrap_or_default()
+    let d = decision;
+    let mut out = String::with_capacity(640 + 160 * d.evidence.len());
+    let strings = [
+        ("{\"schema_version\":", d.schema_version.as_str()),
+        (",\"decision_id\":", &d.decision_id),
+        (",\"decision_digest\":", &d.decision_digest),
+        (",\"contract_id\":", &d.contract_id),
+        (",\"evaluated_at\":", &d.evaluated_at),
+    ];
+    for (key, value) in strings {
+        out.push_str(key);
+        json_string(&mut out, value);
+    }
+    out.push_str(",\"current_replicas\":");
+    push_u64(&mut out, d.current_replicas);
+    out.push_str(",\"desired_replicas\":");
+    push_u64(&mut out, d.desired_replicas);
+    out.push_str(",\"action\":");
+    json_string(&mut out, d.action.as_str());
+    out.push_str(",\"reasons\":[");
+    for (i, reason) in d.reasons.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        json_string(&mut out, reason.as_str());
+    }
+    out.push_str(if d.drain_required {
+        "],\"drain_required\":true,\"evidence\":["
+    } else {
+        "],\"drain_required\":false,\"evidence\":["
+    });
+    for (i, evidence) in d.evidence.iter().enumerate() {
+        let fields = [
+            (if i > 0 { ",{\"kind\":" } else { "{\"kind\":" }, evidence.kind.as_str()),
+            (",\"ref\":", &evidence.reference),
+            (",\"digest\":", &evidence.digest),
+            (",\"status\":", evidence.status.as_str()),
+            (",\"code\":", &evidence.code),
+        ];
+        for (key, value) in fields {
+            out.push_str(key);
+            json_string(&mut out, value);
+        }
+        out.push('}');
+    }
+    out.push_str("]}");
+    out
+}
+
+/// Writes `value` in decimal.
+fn push_u64(out: &mut String, value: u64) {
+    let mut digits = [0_u8; 20];
+    let mut rest = value;
+    let mut start = digits.len();
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + u8::try_from(rest % 10).unwrap_or_default();
+        rest /= 10;
+        start -= 1;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend(digits.get(start..).unwrap_or_default().iter().map(|&b| char::from(b)));
+}
+
+/// Writes a JSON string as serde_json does: `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`,
+/// `\u00xx` (lower-case hex) for the other control characters, and everything else as it is.
+#[inline(never)] // One copy for the ~30 strings of a decision: smaller, and no slower.
+fn json_string(out: &mut String, text: &str) {
+    out.push('"');
+    let mut rest = text;
+    while let Some(at) = rest.bytes().position(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        // The byte at `at` is ASCII, so both sides of it are character boundaries.
+        let (Some(plain), Some(tail)) = (rest.get(..at), rest.get(at + 1..)) else {
+            break;
+        };
+        out.push_str(plain);
+        match rest.as_bytes().get(at).copied().unwrap_or_default() {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            control => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push_str("\\u00");
+                for nibble in [control >> 4, control & 0xf] {
+                    out.push(char::from(HEX.get(usize::from(nibble)).copied().unwrap_or(b'0')));
+                }
+            }
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out.push('"');
 }
