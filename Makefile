@@ -103,7 +103,7 @@ bench-keda: component
 	$(CARGO) bench --locked -p scale-units-host --bench keda
 
 # ---- Benchmarks: one table of every face (BENCHMARKS.md) --------------------------------------
-.PHONY: bench
+.PHONY: bench bench-scaling
 
 BENCH_OUT := $(or $(CARGO_TARGET_DIR),target)/scale-units
 
@@ -116,6 +116,12 @@ bench: component js-build py-setup
 	$(PY_BIN) bindings-py/bench/bench.py --criterion $(or $(CARGO_TARGET_DIR),target)/criterion --json $(BENCH_OUT)/bench-python.json
 	python3 benches/table.py --criterion $(or $(CARGO_TARGET_DIR),target)/criterion \
 	  --node $(BENCH_OUT)/bench-node.json --python $(BENCH_OUT)/bench-python.json | tee $(BENCH_OUT)/bench-table.md
+
+## The scaling figure: a decision's cost against the contract's size (capacity axes × quotas) and
+## against the batch size, natively and in the component, with a least-squares line through each.
+bench-scaling: component
+	$(CARGO) bench -q --locked -p scale-units-host --bench evaluate -- '^scaling_'
+	python3 benches/table.py --criterion $(or $(CARGO_TARGET_DIR),target)/criterion --scaling | tee $(BENCH_OUT)/bench-scaling.md
 
 # ---- Fuzzing (fuzz/: cargo-fuzz on nightly, a workspace of its own) ---------------------------
 .PHONY: fuzz-setup fuzz-ci fuzz-long

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One table of what a decision costs on every face, from the results `make bench` just produced.
 
-    python3 benches/table.py --criterion target/criterion [--node FILE] [--python FILE] [--markdown]
+    python3 benches/table.py --criterion target/criterion [--node FILE] [--python FILE]
+    python3 benches/table.py --criterion target/criterion --scaling
 
 Reads criterion's raw samples (``<group>/<function>/new/sample.json``) for the native core and the
 Rust host, and the per-batch timings the Node and Python scripts wrote with ``--json``. Every row
@@ -12,6 +13,11 @@ implies. The Rust host's rows also give the ratio with the SHA-256 time measured
 component's hashing per decision (measured in a wasm build of the same `sha2`) taken from its time
 and the native hashing from the native time, so the table shows how much of the gap the hash is
 (the identity itself is never changed).
+
+With ``--scaling`` it prints the scaling figure instead (``make bench-scaling``): the cost of a
+decision against the size of the contract (capacity axes × quotas) and against the batch size,
+natively and in the component, with a least-squares line through each series and its R², so
+"linear or better" is a number rather than a reading of the table.
 
 Standard library only: it runs before any virtual environment exists. A benchmark report, not a
 test: it fails only when a result it needs is missing.
@@ -80,12 +86,74 @@ def spread(times: list[float]) -> tuple[float, float, float]:
     return statistics.median(times), quartiles[0], quartiles[2]
 
 
+def fit(xs: list[float], ys: list[float], step: str) -> str:
+    """The least-squares line through the points: its slope per `step` and its R²."""
+    slope, _ = statistics.linear_regression(xs, ys)
+    r_squared = statistics.correlation(xs, ys) ** 2 if len(set(ys)) > 1 else 1.0
+    return f"{slope:.2f} µs per {step}, R² {r_squared:.4f}"
+
+
+def scaling(root: Path) -> int:
+    """The scaling figure from the `scaling_*` criterion groups."""
+    shapes = []
+    for path in sorted((root / "scaling_contract_component").glob("axes_*_quotas_*")):
+        _, axes, _, quotas = path.name.split("_")
+        shapes.append((int(axes), int(quotas)))
+    sizes = sorted(int(p.name) for p in (root / "scaling_batch_component" / "batch").glob("[0-9]*"))
+    if not shapes or not sizes:
+        print("missing results (run `make bench-scaling`)", file=sys.stderr)
+        return 1
+    costs: dict[tuple[str, int, int], float] = {}
+    for face in ("native", "component"):
+        for axes, quotas in shapes:
+            times = criterion_times(root, f"scaling_contract_{face}/axes_{axes}_quotas_{quotas}", 1)
+            if times is None:
+                print(f"missing scaling_contract_{face}/axes_{axes}_quotas_{quotas}", file=sys.stderr)
+                return 1
+            costs[(face, axes, quotas)] = statistics.median(times)
+    all_axes = sorted({a for a, _ in shapes})
+    all_quotas = sorted({q for _, q in shapes})
+    print("| capacity axes × quotas | native µs | component µs | × |")
+    print("|---|---:|---:|---:|")
+    for axes, quotas in sorted(shapes):
+        native, component = costs[("native", axes, quotas)], costs[("component", axes, quotas)]
+        print(f"| {axes} × {quotas} | {native:.2f} | {component:.2f} | {component / native:.1f} |")
+    print()
+    for face in ("native", "component"):
+        for quotas in all_quotas:
+            xs = [a for a in all_axes if (a, quotas) in shapes]
+            print(f"- {face}, per capacity axis at {quotas} quotas: {fit(xs, [costs[(face, a, quotas)] for a in xs], 'axis')}")
+        for axes in all_axes:
+            xs = [q for q in all_quotas if (axes, q) in shapes]
+            print(f"- {face}, per quota at {axes} axes: {fit(xs, [costs[(face, axes, q)] for q in xs], 'quota')}")
+    print()
+    print("| batch size | native µs per unit | component µs per unit |")
+    print("|---:|---:|---:|")
+    per_unit: dict[str, list[float]] = {"native": [], "component": []}
+    for size in sizes:
+        for face in per_unit:
+            times = criterion_times(root, f"scaling_batch_{face}/batch/{size}", size)
+            if times is None:
+                print(f"missing scaling_batch_{face}/batch/{size}", file=sys.stderr)
+                return 1
+            per_unit[face].append(statistics.median(times))
+        print(f"| {size:,} | {per_unit['native'][-1]:.2f} | {per_unit['component'][-1]:.2f} |")
+    print()
+    for face, units in per_unit.items():
+        totals = [unit * size for unit, size in zip(units, sizes)]
+        print(f"- {face}, whole batch against its size: {fit([float(n) for n in sizes], totals, 'unit')}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--criterion", type=Path, required=True)
     parser.add_argument("--node", type=Path)
     parser.add_argument("--python", type=Path)
+    parser.add_argument("--scaling", action="store_true", help="print the scaling figure instead")
     args = parser.parse_args()
+    if args.scaling:
+        return scaling(args.criterion)
 
     missing = []
     medians: dict[str, float] = {}
