@@ -88,30 +88,17 @@ fn write_entries<'e, 'a: 'e>(entries: impl Iterator<Item = &'e (&'static str, Ca
     }
 }
 
-/// The bytes [`write_string`] does not copy as they are: all but printable ASCII, `"` and `\`.
-#[expect(
-    clippy::indexing_slicing,
-    reason = "evaluated at compile time: an index out of bounds fails the build, not a run"
-)]
-const ESCAPED: [bool; 256] = {
-    let mut table = [true; 256];
-    let mut b = b' ';
-    while b <= b'~' {
-        table[b as usize] = b == b'"' || b == b'\\';
-        b += 1;
-    }
-    table
-};
-
-/// Writes a JSON string the way Python's `ensure_ascii=True` does: `\"`, `\\`, `\n`, `\r`,
-/// `\t`, `\b`, `\f`, and `\uXXXX` (lower-case hex, UTF-16 units) for every other character
-/// outside printable ASCII, DEL included.
-fn write_string(text: &str, out: &mut String) {
+/// Writes `text` as a JSON string: `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, and `\u00xx` (lower-case
+/// hex) for the other control characters. With `ensure_ascii` (canonical JSON: Python's
+/// `ensure_ascii=True`) DEL and every non-ASCII character are written as `\uXXXX` UTF-16 units too;
+/// without it (serde_json's compact output) they are written as they are.
+pub(crate) fn write_json_string(text: &str, ensure_ascii: bool, out: &mut String) {
     out.push('"');
     let mut rest = text;
-    // Runs of printable ASCII other than `"` and `\` are copied as they are.
-    while let Some(at) = rest.bytes().position(|b| ESCAPED.get(usize::from(b)).copied().unwrap_or(true)) {
-        // Every byte before `at` is ASCII, so `at` is a character boundary.
+    // Runs of characters written as they are are copied whole.
+    while let Some(at) = rest.bytes().position(|b| b < b' ' || b == b'"' || b == b'\\' || (ensure_ascii && b > b'~')) {
+        // Every byte before `at` is ASCII or (without `ensure_ascii`) whole characters, and the
+        // byte at `at` starts a character, so `at` is a character boundary.
         let Some((plain, tail)) = rest.split_at_checked(at) else {
             break;
         };
@@ -124,6 +111,11 @@ fn write_string(text: &str, out: &mut String) {
     }
     out.push_str(rest);
     out.push('"');
+}
+
+/// Canonical JSON's string: [`write_json_string`] with `ensure_ascii`.
+fn write_string(text: &str, out: &mut String) {
+    write_json_string(text, true, out);
 }
 
 fn write_escaped(c: char, out: &mut String) {
@@ -145,6 +137,24 @@ fn write_escaped(c: char, out: &mut String) {
             }
         }
     }
+}
+
+/// Appends `value` in decimal, zero-padded to at least `min_width` digits (at most 20). By hand:
+/// the formatting machinery costs more than the rest of an identity text in the component.
+pub(crate) fn push_decimal(value: u64, min_width: usize, out: &mut String) {
+    let mut digits = [b'0'; 20];
+    let mut written = 0;
+    let mut rest = value;
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + u8::try_from(rest % 10).unwrap_or_default();
+        rest /= 10;
+        written += 1;
+        if rest == 0 && written >= min_width {
+            break;
+        }
+    }
+    let start = digits.len() - written;
+    out.extend(digits.get(start..).unwrap_or_default().iter().map(|&b| char::from(b)));
 }
 
 /// The lower-case hex digit of `nibble` (0..=15).
@@ -250,23 +260,7 @@ impl CanonWriter {
 
     pub(crate) fn uint(&mut self, number: u64) -> &mut Self {
         self.separate();
-        // Decimal digits by hand: the formatting machinery costs more than the rest of the
-        // identity text in the component.
-        let mut digits = [0_u8; 20];
-        let (mut rest, mut len) = (number, 0);
-        loop {
-            if let Some(slot) = digits.get_mut(len) {
-                *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
-            }
-            len += 1;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        for &digit in digits.get(..len).unwrap_or_default().iter().rev() {
-            self.out.push(char::from(digit));
-        }
+        push_decimal(number, 1, &mut self.out);
         self.comma = true;
         self
     }

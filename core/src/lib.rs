@@ -145,20 +145,20 @@ pub fn decision_to_json(decision: &Decision) -> String {
     ];
     for (key, value) in strings {
         out.push_str(key);
-        json_string(&mut out, value);
+        canonical::write_json_string(value, false, &mut out);
     }
     out.push_str(",\"current_replicas\":");
-    push_u64(&mut out, d.current_replicas);
+    canonical::push_decimal(d.current_replicas, 1, &mut out);
     out.push_str(",\"desired_replicas\":");
-    push_u64(&mut out, d.desired_replicas);
+    canonical::push_decimal(d.desired_replicas, 1, &mut out);
     out.push_str(",\"action\":");
-    json_string(&mut out, d.action.as_str());
+    canonical::write_json_string(d.action.as_str(), false, &mut out);
     out.push_str(",\"reasons\":[");
     for (i, reason) in d.reasons.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        json_string(&mut out, reason.as_str());
+        canonical::write_json_string(reason.as_str(), false, &mut out);
     }
     out.push_str(if d.drain_required {
         "],\"drain_required\":true,\"evidence\":["
@@ -175,60 +175,10 @@ pub fn decision_to_json(decision: &Decision) -> String {
         ];
         for (key, value) in fields {
             out.push_str(key);
-            json_string(&mut out, value);
+            canonical::write_json_string(value, false, &mut out);
         }
         out.push('}');
     }
     out.push_str("]}");
     out
-}
-
-/// Writes `value` in decimal.
-fn push_u64(out: &mut String, value: u64) {
-    let mut digits = [0_u8; 20];
-    let mut rest = value;
-    let mut start = digits.len();
-    for slot in digits.iter_mut().rev() {
-        *slot = b'0' + u8::try_from(rest % 10).unwrap_or_default();
-        rest /= 10;
-        start -= 1;
-        if rest == 0 {
-            break;
-        }
-    }
-    out.extend(digits.get(start..).unwrap_or_default().iter().map(|&b| char::from(b)));
-}
-
-/// Writes a JSON string as serde_json does: `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`,
-/// `\u00xx` (lower-case hex) for the other control characters, and everything else as it is.
-#[inline(never)] // One copy for the ~30 strings of a decision: smaller, and no slower.
-fn json_string(out: &mut String, text: &str) {
-    out.push('"');
-    let mut rest = text;
-    while let Some(at) = rest.bytes().position(|b| b < 0x20 || b == b'"' || b == b'\\') {
-        // The byte at `at` is ASCII, so both sides of it are character boundaries.
-        let (Some(plain), Some(tail)) = (rest.get(..at), rest.get(at + 1..)) else {
-            break;
-        };
-        out.push_str(plain);
-        match rest.as_bytes().get(at).copied().unwrap_or_default() {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            0x08 => out.push_str("\\b"),
-            0x0c => out.push_str("\\f"),
-            control => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.push_str("\\u00");
-                for nibble in [control >> 4, control & 0xf] {
-                    out.push(char::from(HEX.get(usize::from(nibble)).copied().unwrap_or(b'0')));
-                }
-            }
-        }
-        rest = tail;
-    }
-    out.push_str(rest);
-    out.push('"');
 }

@@ -1,6 +1,8 @@
 //! Times on the wire (SPEC §3): RFC 3339 with a mandatory offset, microsecond resolution,
 //! UTC years 2000..=2300. Internally a time is microseconds since the Unix epoch.
 
+use crate::canonical::push_decimal;
+
 /// Why a time string was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TimeError {
@@ -167,23 +169,6 @@ fn month_day_time_valid(year: i32, month: i32, day: i32, hour: i32, minute: i32,
         && second <= 59
 }
 
-/// Appends `value` in decimal, zero-padded to `width` digits.
-fn push_padded(out: &mut String, value: u32, width: usize) {
-    let mut buffer = [b'0'; 10];
-    let mut rest = value;
-    let mut used = 0;
-    for slot in buffer.iter_mut().rev() {
-        *slot = b'0' + u8::try_from(rest % 10).unwrap_or_default();
-        rest /= 10;
-        used += 1;
-        if rest == 0 && used >= width {
-            break;
-        }
-    }
-    let digits = buffer.get(buffer.len() - used..).unwrap_or_default();
-    out.extend(digits.iter().map(|&b| char::from(b)));
-}
-
 /// Formats microseconds since the epoch as `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00` (SPEC §8).
 pub(crate) fn format_utc(micros: i64) -> String {
     let seconds = micros.div_euclid(MICROS_PER_SECOND);
@@ -207,15 +192,15 @@ pub(crate) fn format_utc(micros: i64) -> String {
         if i > 0 {
             out.push('-');
         }
-        push_padded(&mut out, value, width);
+        push_decimal(u64::from(value), width, &mut out);
     }
     for (i, value) in [hour, minute, second].into_iter().enumerate() {
         out.push(if i == 0 { 'T' } else { ':' });
-        push_padded(&mut out, u32::try_from(value).unwrap_or_default(), 2);
+        push_decimal(value.unsigned_abs(), 2, &mut out);
     }
     if fraction != 0 {
         out.push('.');
-        push_padded(&mut out, u32::try_from(fraction).unwrap_or_default(), 6);
+        push_decimal(fraction.unsigned_abs(), 6, &mut out);
     }
     out.push_str("+00:00");
     out
