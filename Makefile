@@ -20,11 +20,11 @@ setup:
 run: setup run-example
 
 ## Every test that CI runs.
-test: setup lint test-core wit-check test-host test-js test-py quickstart-rs js-quickstart py-quickstart test-playground fuzz-ci
+test: setup lint test-core wit-check test-host test-server test-cli test-js test-py quickstart-rs js-quickstart py-quickstart test-playground fuzz-ci
 
 ## The Rust quick start of README.md, as written there.
 quickstart-rs: component
-	$(CARGO) run -q --locked -p scale-units-host --bin scale-units -- eval --format text examples/api-gateway/request.json \
+	$(CARGO) run -q --locked -p scale-units-cli --bin scale-units -- eval --format text examples/api-gateway/request.json \
 	  | grep -q '^scale up: 3 -> 5 replicas$$'
 
 ## Formatting and clippy with the workspace lints (warnings are errors).
@@ -38,10 +38,11 @@ lint:
 test-core:
 	$(CARGO) test --locked -p scale-units-core --release --features schema
 
-# ---- The component and the Rust host (wit/, evaluator-component/, xtask/, host-rs/) ----------
-.PHONY: component wit-check test-host run-example bench-host
+# ---- The component and the SDK (wit/, evaluator-component/, xtask/, host-rs/) -----------------
+.PHONY: component wit-check test-host test-server test-cli run-example bench-host
 
-## Build the evaluator component: target/scale-units/scale_units_evaluator.wasm (imports nothing).
+## Build the evaluator component: target/scale-units/scale_units_evaluator.wasm (imports nothing),
+## bundled into the SDK crate as host-rs/component/ (Policy::bundled()).
 component:
 	$(CARGO) xtask component
 
@@ -50,15 +51,25 @@ component:
 wit-check:
 	$(CARGO) xtask wit-check
 
-## The adapter's spellings, and the host: hostile components, the precompiled cache, threads, the
-## CLI on every example and vector, native core vs component on every vector and 10 000
-## generated requests.
-test-host: component redis-setup
+## The adapter's spellings, and the SDK: hostile components, the precompiled cache, threads, the
+## registry, native core vs component on every vector and 10 000 generated requests, and the
+## package (no network-facing dependency, the bundled component, an embedder outside the workspace).
+test-host: component
 	$(CARGO) test --locked -p scale-units-component -p scale-units-host
+
+## The decision service, the unit registry (against a real redis-server), the admission webhook
+## over HTTPS, the KEDA scaler through a real gRPC client, and deploy/kubernetes/.
+test-server: component redis-setup
+	$(CARGO) test --locked -p scale-units-server
+
+## The `scale-units` command: every subcommand, every example and vector, bad input, and the real
+## binary serving (drain on SIGTERM, KEDA beside HTTP, a full disk).
+test-cli: component
+	$(CARGO) test --locked -p scale-units-cli
 
 ## Evaluate the API gateway example through the component, explained in plain words.
 run-example: component
-	$(CARGO) run -q --locked -p scale-units-host --bin scale-units -- eval --format text examples/api-gateway/request.json
+	$(CARGO) run -q --locked -p scale-units-cli --bin scale-units -- eval --format text examples/api-gateway/request.json
 
 ## Criterion benchmarks of the host (figures go into BENCHMARKS.md).
 ## The sha256 group times sha2 compiled to wasm apart (xtask/sha256-wasm, never in the component).
@@ -66,23 +77,24 @@ bench-host: component
 	$(CARGO) xtask sha256-wasm
 	$(CARGO) bench --locked -p scale-units-host --bench evaluate
 
-# ---- The policy registry and the decision service (host-rs/src/registry.rs, service.rs) ------
+# ---- The policy registry and the decision service (host-rs/src/registry.rs, server/) ---------
 .PHONY: test-service bench-service
 
-## (Also part of test-host.) The registry's refusals, swaps and shadowing; the service under 120 swaps on loopback, its
-## refusals and limits over HTTP, and the real binary draining on SIGTERM.
+## (Also part of test-host and test-server.) The registry's refusals, swaps and shadowing; the
+## service under 120 swaps on loopback, its refusals and limits over HTTP.
 test-service: component
-	$(CARGO) test --locked -p scale-units-host --test registry --test service
+	$(CARGO) test --locked -p scale-units-host --test registry
+	$(CARGO) test --locked -p scale-units-server --test service
 
 ## Loopback load against the service, with and without swaps (figures go into BENCHMARKS.md).
 bench-service: component
-	$(CARGO) bench --locked -p scale-units-host --bench service
+	$(CARGO) bench --locked -p scale-units-server --bench service
 
 # ---- Kubernetes: units, the admission webhook, the KEDA external scaler, deploy/kubernetes/ -----
 .PHONY: redis-setup test-keda bench-keda bench-webhook
 
 ## Debian's redis-server when it is missing: the unit registry's Redis tests start their own on
-## loopback (host-rs/tests/units_redis.rs).
+## loopback (server/tests/units_redis.rs).
 redis-setup:
 	@command -v redis-server >/dev/null || { \
 	  if [ "$$(id -u)" != 0 ]; then echo "redis-server is missing: apt-get install redis-server (as root)" >&2; exit 1; fi; \
@@ -90,17 +102,17 @@ redis-setup:
 
 ## Admission reviews over loopback HTTPS under load (figures go into BENCHMARKS.md).
 bench-webhook: component
-	$(CARGO) bench --locked -p scale-units-host --bench webhook
+	$(CARGO) bench --locked -p scale-units-server --bench webhook
 
-## (Also part of test-host.) The KEDA external scaler through a real gRPC client (metric, activity,
+## (Also part of test-server.) The KEDA external scaler through a real gRPC client (metric, activity,
 ## stream, stale evidence, scale to zero, the binary's drain), and every manifest of
 ## deploy/kubernetes/ parsed as its Kubernetes type with its wiring checked.
 test-keda: component
-	$(CARGO) test --locked -p scale-units-host --test keda --test manifests
+	$(CARGO) test --locked -p scale-units-server --test keda --test manifests
 
 ## GetMetrics round trips over loopback gRPC (figures go into BENCHMARKS.md).
 bench-keda: component
-	$(CARGO) bench --locked -p scale-units-host --bench keda
+	$(CARGO) bench --locked -p scale-units-server --bench keda
 
 # ---- Benchmarks: one table of every face (BENCHMARKS.md) --------------------------------------
 .PHONY: bench bench-scaling

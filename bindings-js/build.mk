@@ -33,7 +33,7 @@ js-build: js-setup
 ## written as one line `sha256:<hex>` (the JS and Python digest checks read it).
 component-digest:
 	$(CARGO) xtask component
-	digest="$$($(CARGO) run -q --locked -p scale-units-host --bin scale-units -- inspect $(SCALE_UNITS_COMPONENT) | sed -nE 's/^digest +(sha256:[0-9a-f]{64})$$/\1/p')"; \
+	digest="$$($(CARGO) run -q --locked -p scale-units-cli --bin scale-units -- inspect $(SCALE_UNITS_COMPONENT) | sed -nE 's/^digest +(sha256:[0-9a-f]{64})$$/\1/p')"; \
 	  test -n "$$digest"; echo "$$digest" > $(SCALE_UNITS_DIGEST_FILE)
 
 test-js: js-build component-digest

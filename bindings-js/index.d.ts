@@ -1,7 +1,7 @@
 // Types of the `scale-units` package: the SPEC's wire objects (snake_case fields, snake_case enum
 // strings). Hand-written; jco's own declarations stay private in generated/.
 
-/** A non-negative integer: a safe-integer `number` or a `bigint` (never a fraction, never beyond 2^53 as a number). */
+/** An integer: a `number` with an integer value or a `bigint` (never a fraction; past 2^53 prefer a `bigint`, which is exact). */
 export type Integer = number | bigint;
 /** An RFC 3339 time with an offset, `2026-08-19T12:00:00Z` (SPEC §3). */
 export type Time = string;

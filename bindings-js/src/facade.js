@@ -26,15 +26,20 @@ function isPlainObject(value) {
   return proto === Object.prototype || proto === null;
 }
 
-/** A JS number that is an exact integer, or a typed `invalid_field` error naming the path. */
+/**
+ * A JS number that is an integer, or a typed `invalid_field` error naming the path. An integer
+ * past 2^53 is not refused here: it goes to the component as the exact digits of its value, so
+ * the answer is the core's (every SPEC bound is at most 10^15, far below 2^53, so a value the
+ * number rounded is out of bounds either way and gets the same code).
+ */
 function checkNumber(value, path) {
   if (!Number.isInteger(value)) {
     throw invalid(path, `${path || 'value'} must be an integer, not ${value}`);
   }
-  if (!Number.isSafeInteger(value)) {
-    throw invalid(path, `${path || 'value'} is beyond 2^53 and cannot be represented exactly as a number; pass a BigInt`);
-  }
 }
+
+/** The exact decimal digits of an integer-valued number (`String` would write 1e+21). */
+const integerDigits = (value) => (Number.isSafeInteger(value) ? String(value === 0 ? 0 : value) : BigInt(value).toString());
 
 // True when JSON.stringify writes `value` exactly: only strings, booleans, null, safe integers,
 // arrays and plain objects, not too deep to be circular. Anything else takes the careful writer.
@@ -68,8 +73,9 @@ function requestText(value) {
 
 /**
  * Writes a plain JS value as JSON text for the component's JSON entry points. Unlike
- * JSON.stringify it refuses what it cannot write exactly (NaN, 1.5, 2^53 + 2, a Date, a Map) with
- * an `invalid_field` error naming the path, and writes a BigInt as its decimal digits.
+ * JSON.stringify it refuses what it cannot write as a JSON integer (NaN, 1.5, Infinity, a Date, a
+ * Map) with an `invalid_field` error naming the path, and writes a BigInt, or an integer-valued
+ * number past 2^53, as its exact decimal digits (never `1e+21`).
  * Properties whose value is `undefined` are omitted, as JSON.stringify does.
  */
 export function toJsonText(value, path = '', seen = new Set()) {
@@ -80,7 +86,7 @@ export function toJsonText(value, path = '', seen = new Set()) {
       return value ? 'true' : 'false';
     case 'number':
       checkNumber(value, path);
-      return String(value === 0 ? 0 : value);
+      return integerDigits(value);
     case 'bigint':
       return value.toString();
     case 'object': {

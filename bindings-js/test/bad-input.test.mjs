@@ -1,5 +1,5 @@
 // Bad input at the JS face: each gets its typed error, nothing crashes, the evaluator keeps
-// serving. The same list as host-rs/tests/bad_input.rs and bindings-py/tests/test_bad_input.py.
+// serving. The same list as cli/tests/bad_input.rs and bindings-py/tests/test_bad_input.py.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';

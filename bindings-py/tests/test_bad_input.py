@@ -1,5 +1,5 @@
 """Bad input at the Python face: each gets its typed error, nothing crashes, the evaluator keeps
-serving. The same list as host-rs/tests/bad_input.rs and bindings-js/test/bad-input.test.mjs."""
+serving. The same list as cli/tests/bad_input.rs and bindings-js/test/bad-input.test.mjs."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ pub mod simulate;
 mod time;
 mod validate;
 mod vocab;
+mod wit_bridge;
 
 pub use cache::ContractCache;
 pub use canonical::{Canon, content_digest};

@@ -29,6 +29,9 @@ pub enum HostError {
         /// Every place that was looked at, in order.
         searched: Vec<PathBuf>,
     },
+    /// [`Policy::bundled`](crate::Policy::bundled) in a build that carries no component: a
+    /// workspace checkout before `make component` (a crate from the registry always carries one).
+    NotBundled,
     /// An expected digest was given and the component's sha256 differs.
     DigestMismatch {
         /// The digest the caller expected.
@@ -104,6 +107,11 @@ impl fmt::Display for HostError {
                 }
                 Ok(())
             }
+            Self::NotBundled => write!(
+                f,
+                "this build of scale-units-host carries no evaluator component; in the workspace, \
+                 `make component` bundles one (a crate from the registry always carries it)"
+            ),
             Self::DigestMismatch { expected, actual } => {
                 write!(f, "component digest mismatch: expected {expected}, got {actual}")
             }

@@ -4,16 +4,8 @@ mod bindings;
 mod cache;
 mod convert;
 mod error;
-#[cfg(feature = "kubernetes")]
-pub mod keda;
 mod policy;
 pub mod registry;
-#[cfg(feature = "service")]
-pub mod service;
-#[cfg(feature = "kubernetes")]
-pub mod units;
-#[cfg(feature = "kubernetes")]
-pub mod webhook;
 
 use std::path::PathBuf;
 
@@ -94,7 +86,44 @@ pub fn default_component_path() -> Result<PathBuf, HostError> {
     }
 }
 
+mod bundled {
+    include!(concat!(env!("OUT_DIR"), "/bundled.rs"));
+}
+
+/// The evaluator component this crate carries, and the `sha256:` digest recorded when it was
+/// bundled; `None` in a workspace build before `make component`.
+#[must_use]
+pub fn bundled_component() -> Option<(&'static [u8], &'static str)> {
+    bundled::BUNDLED
+}
+
 impl Policy {
+    /// Loads the evaluator component this crate carries, verified against the digest recorded
+    /// when it was bundled, with the compiled artifact cached in [`default_cache_dir`] (when
+    /// there is one). An embedder that depends on the crate needs nothing else.
+    ///
+    /// # Errors
+    /// [`HostError::NotBundled`] in a workspace build before `make component`;
+    /// [`HostError::DigestMismatch`] when the bytes are not those recorded; every error of
+    /// [`PolicyBuilder::load`].
+    pub fn bundled() -> Result<Self, HostError> {
+        Self::bundled_with(Policy::builder())
+    }
+
+    /// [`Policy::bundled`] with a builder of your own (fuel, memory, cache); its expected digest,
+    /// if any, is replaced by the recorded one.
+    ///
+    /// # Errors
+    /// As [`Policy::bundled`].
+    pub fn bundled_with(builder: PolicyBuilder) -> Result<Self, HostError> {
+        let (bytes, digest) = bundled_component().ok_or(HostError::NotBundled)?;
+        let builder = match (builder.has_cache_dir(), default_cache_dir()) {
+            (false, Some(dir)) => builder.cache_dir(dir),
+            _ => builder,
+        };
+        builder.expected_digest(digest).load(bytes)
+    }
+
     /// Loads the component from [`default_component_path`], with the compiled artifact cached in
     /// [`default_cache_dir`].
     ///

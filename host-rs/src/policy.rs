@@ -94,6 +94,11 @@ impl PolicyBuilder {
         self
     }
 
+    /// Whether a cache folder was set.
+    pub(crate) fn has_cache_dir(&self) -> bool {
+        self.cache_dir.is_some()
+    }
+
     /// The fuel budget of one call; a call that runs out fails with [`HostError::OutOfFuel`].
     pub fn fuel(mut self, fuel: u64) -> Self {
         self.fuel = fuel;

@@ -730,8 +730,9 @@ fn summarize(outcome: &Result<Result<Evaluated<String>, EvaluationError>, HostEr
     }
 }
 
-/// Lower- or upper-case hex to bytes.
-pub(crate) fn decode_hex(text: &str) -> Option<Vec<u8>> {
+/// Lower- or upper-case hex to bytes (a signature as `stage` takes it); `None` for anything else.
+#[must_use]
+pub fn decode_hex(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(2) {
         return None;
     }

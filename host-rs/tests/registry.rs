@@ -9,7 +9,6 @@
 )]
 
 mod common;
-mod support;
 
 use common::{Behaviour, GOOD_INFO, component_bytes, good_request, hostile_component};
 use ed25519_dalek::{Signer, SigningKey};
@@ -71,7 +70,7 @@ fn under_a_trust_key_every_bad_candidate_is_refused_and_the_active_policy_keeps_
     assert!(registry.requires_signature());
     let active = serving(&registry);
 
-    let variant = support::variant_build(component_bytes(), "b");
+    let variant = common::variant_build(component_bytes(), "b");
     // Missing signature, a signature by another key, a malformed one: refused whatever else.
     let outcome = registry.stage(Candidate::new(&variant));
     refused_and_never_activated(&registry, &variant, outcome, "signature_missing", &active);

@@ -2,7 +2,8 @@
 //!
 //! - `component`: builds `evaluator-component` as a `cdylib` for `wasm32-unknown-unknown` with the
 //!   `component` profile, wraps the core module into a component with `wit-component`, and writes it to
-//!   `<target>/scale-units/scale_units_evaluator.wasm`, where the host finds it by default.
+//!   `<target>/scale-units/scale_units_evaluator.wasm`, where the host finds it by default, and
+//!   bundles a copy with its digest into the SDK crate (`host-rs/component/`).
 //! - `wit-check [--bless]`: builds the component, then fails when the component imports anything,
 //!   when its printed world differs from `wit/snapshot/component.wit` (`--bless` rewrites the
 //!   snapshot), or when an item of `wit/` lacks a `///` doc comment.
@@ -122,8 +123,29 @@ fn build_component() -> Result<(PathBuf, Vec<u8>)> {
     fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let out = out_dir.join(COMPONENT_FILE);
     fs::write(&out, &component).with_context(|| format!("writing {}", out.display()))?;
-    println!("component {} ({} bytes, sha256:{})", out.display(), component.len(), hex(&Sha256::digest(&component)));
+    let digest = format!("sha256:{}", hex(&Sha256::digest(&component)));
+    println!("component {} ({} bytes, {digest})", out.display(), component.len());
+    bundle(&root, &component, &digest)?;
     Ok((out, component))
+}
+
+/// Copies the component into the SDK crate (`host-rs/component/`, ignored by git, listed in the
+/// crate's `include`) with its digest beside it, so that `cargo package -p scale-units-host`
+/// carries it and `Policy::bundled()` loads it. Unchanged files are not rewritten: their mtime
+/// is what makes cargo rebuild the SDK.
+fn bundle(root: &Path, component: &[u8], digest: &str) -> Result<()> {
+    let dir = root.join("host-rs").join("component");
+    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let files: [(PathBuf, Vec<u8>); 2] = [
+        (dir.join(COMPONENT_FILE), component.to_vec()),
+        (dir.join(format!("{COMPONENT_FILE}.sha256")), format!("{digest}\n").into_bytes()),
+    ];
+    for (path, bytes) in files {
+        if fs::read(&path).ok().as_deref() != Some(bytes.as_slice()) {
+            fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Builds `xtask/sha256-wasm` for wasm32-unknown-unknown and copies it beside the component.

@@ -1,4 +1,4 @@
-//! The bad inputs every face is tried with (host-rs/tests/bad_input.rs, the service over HTTP;
+//! The bad inputs every face is tried with (cli/tests/bad_input.rs, the service over HTTP;
 //! bindings-js/test/bad-input.test.mjs and bindings-py/tests/test_bad_input.py keep the same
 //! list), each with the code the evaluator gives it.
 

@@ -1,0 +1,299 @@
+//! `scale-units serve`: the decision service (`scale_units_server::service`) over a policy
+//! registry, with the given component staged through the conformance gate and activated.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use scale_units_host::{ConformanceSuite, Policy, PolicyRegistry, default_cache_dir};
+use scale_units_server::keda::{KedaConfig, KedaScaler};
+use scale_units_server::service::{Service, ServiceConfig, termination_signal};
+use scale_units_server::units::Units;
+use scale_units_server::webhook::tls::TlsFiles;
+
+use crate::Failure;
+
+const AFTER_HELP: &str = "\
+A listener outside loopback needs a token, and then evaluation needs it too. \
+Prints `listening on ADDR` on stdout once it accepts connections (and `keda external scaler \
+listening on ADDR` before it, with --keda-listen).";
+
+/// `scale-units serve`'s options.
+#[derive(clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on (port 0 picks one).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The component staged and activated at start (default: the built one, else the bundled
+    /// one); its signature, when a trust key is set, in FILE.sig as hex.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// ed25519 public key (hex, or @FILE): every component needs a signature over its digest.
+    #[arg(long, value_name = "HEX|@FILE")]
+    trust_key: Option<String>,
+    /// Bearer token of the policy-changing routes (else $SCALE_UNITS_TOKEN); without one they are
+    /// disabled.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Vectors of the conformance gate (default: those shipped with the host).
+    #[arg(long, value_name = "DIR")]
+    conformance: Option<PathBuf>,
+    /// Stage new *.wasm (and *.wasm.sig) found in DIR.
+    #[arg(long, value_name = "DIR")]
+    watch: Option<PathBuf>,
+    /// How often the watched folder is scanned, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    watch_interval_ms: u64,
+    /// After SIGTERM, serve on with /ready failing for this long, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    shutdown_delay_ms: u64,
+    /// Then wait at most this long for requests in flight, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 20000)]
+    drain_timeout_ms: u64,
+    /// Largest evaluation body, in bytes.
+    #[arg(long, value_name = "N", default_value_t = 1_048_576)]
+    max_body_bytes: usize,
+    /// Most requests in one batch.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    max_batch: usize,
+    /// Evaluations at once (default: the number of CPUs).
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    /// Compile components instead of using the precompiled cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Scale-unit contracts by unit, <namespace>.<name>.json|yaml|yml (a mounted ConfigMap),
+    /// reloaded on change; enables PUT /v1/units/{ns}/{name}/observations, GET
+    /// /v1/units[/{ns}/{name}] and POST /v1/admission.
+    #[arg(long, value_name = "DIR")]
+    units: Option<PathBuf>,
+    /// How often the units folder is rescanned, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    units_interval_ms: u64,
+    /// Keep observations in Redis (redis://host:port/db), shared by every replica (default: in
+    /// this process).
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
+    /// Serve HTTPS (every route) for the admission webhook; needs --units, --tls-cert and --tls-key.
+    #[arg(long)]
+    webhook: bool,
+    /// PEM certificate chain, reloaded when it changes.
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key, reloaded when it changes.
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<PathBuf>,
+    /// The webhook answers allowed, with the would-be denial as a warning.
+    #[arg(long)]
+    webhook_dry_run: bool,
+    /// Also serve KEDA's external scaler (gRPC) on ADDR; needs --units; drains with the service.
+    #[arg(long, value_name = "ADDR")]
+    keda_listen: Option<SocketAddr>,
+    /// How often an open StreamIsActive re-reads its unit, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    keda_stream_interval_ms: u64,
+}
+
+/// The options, resolved.
+struct ServeOptions {
+    listen: SocketAddr,
+    policy: Option<PathBuf>,
+    trust_key: Option<String>,
+    token: Option<String>,
+    conformance: Option<PathBuf>,
+    no_cache: bool,
+    config: ServiceConfig,
+    units: Option<PathBuf>,
+    units_interval: Duration,
+    redis: Option<String>,
+    webhook: bool,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    keda_listen: Option<SocketAddr>,
+    keda_stream_interval: Duration,
+}
+
+/// Runs `scale-units serve ARGS`; returns the exit code.
+pub(crate) fn run(args: ServeArgs) -> Result<u8, Failure> {
+    let options = options(args).map_err(Failure::Usage)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| Failure::Host(format!("cannot start the runtime: {error}")))?;
+    runtime.block_on(serve(options))
+}
+
+async fn serve(options: ServeOptions) -> Result<u8, Failure> {
+    let mut builder = PolicyRegistry::builder();
+    if let Some(key) = &options.trust_key {
+        let hex = match key.strip_prefix('@') {
+            Some(file) => std::fs::read_to_string(file)
+                .map_err(|error| Failure::Host(format!("cannot read the trust key {file}: {error}")))?,
+            None => key.clone(),
+        };
+        builder = builder.trust_key_hex(&hex).map_err(|error| Failure::Host(error.to_string()))?;
+    }
+    if let Some(dir) = &options.conformance {
+        builder =
+            builder.conformance(ConformanceSuite::from_dir(dir).map_err(|error| Failure::Host(error.to_string()))?);
+    }
+    let mut policy_builder = Policy::builder();
+    if !options.no_cache
+        && let Some(dir) = default_cache_dir()
+    {
+        policy_builder = policy_builder.cache_dir(dir);
+    }
+    let registry = Arc::new(builder.policy_builder(policy_builder).build());
+
+    let source = crate::ComponentSource::resolve(options.policy.as_deref())?;
+    let staging = Arc::clone(&registry);
+    let staged = tokio::task::spawn_blocking(move || match source {
+        crate::ComponentSource::File(path) => staging.stage_file(&path),
+        crate::ComponentSource::Bundled => match scale_units_host::bundled_component() {
+            Some((bytes, digest)) => staging.stage(scale_units_host::Candidate::new(bytes).expected_digest(digest)),
+            None => Err(scale_units_host::RegistryError::Host(scale_units_host::HostError::NotBundled)),
+        },
+    })
+    .await
+    .map_err(|error| Failure::Host(error.to_string()))?
+    .map_err(|error| Failure::Host(format!("the policy was refused: {error}")))?;
+    registry.activate(&staged.digest).map_err(|error| Failure::Host(error.to_string()))?;
+    eprintln!(
+        "scale-units serve: active policy {} (evaluator {}, {} conformance vectors passed, cache: {})",
+        staged.digest, staged.evaluator_version, staged.vectors_passed, staged.cache
+    );
+
+    let mut config = options.config;
+    if let Some(dir) = &options.units {
+        let mut units =
+            Units::builder(Arc::clone(&registry)).contracts_dir(dir).reload_interval(options.units_interval);
+        if let Some(url) = &options.redis {
+            units = units.redis(url);
+        }
+        let units = units.build().await.map_err(|error| Failure::Host(error.to_string()))?;
+        eprintln!(
+            "scale-units serve: {} unit contract(s) from {}, observations in {}",
+            units.keys().len(),
+            dir.display(),
+            units.store_kind()
+        );
+        config.units = Some(units);
+    }
+    if options.webhook {
+        let (Some(cert), Some(key)) = (&options.tls_cert, &options.tls_key) else {
+            return Err(Failure::Usage("--webhook needs --tls-cert and --tls-key".to_owned()));
+        };
+        if options.units.is_none() {
+            return Err(Failure::Usage("--webhook needs --units".to_owned()));
+        }
+        config.tls = Some(TlsFiles::new(cert, key));
+    }
+
+    let keda = match (options.keda_listen, &config.units) {
+        (None, _) => None,
+        (Some(_), None) => return Err(Failure::Usage("--keda-listen needs --units".to_owned())),
+        (Some(address), Some(units)) => {
+            let listener = tokio::net::TcpListener::bind(address)
+                .await
+                .map_err(|error| Failure::Host(format!("cannot listen on {address}: {error}")))?;
+            let keda_config = KedaConfig {
+                stream_interval: options.keda_stream_interval,
+                shutdown_delay: config.shutdown_delay,
+                drain_timeout: config.drain_timeout,
+            };
+            Some((listener, KedaScaler::new(Arc::clone(units), keda_config)))
+        }
+    };
+
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(|error| Failure::Host(format!("cannot listen on {}: {error}", options.listen)))?;
+    let address = listener.local_addr().map_err(|error| Failure::Host(error.to_string()))?;
+    config.token = options.token;
+    if !address.ip().is_loopback() {
+        if config.token.is_none() {
+            return Err(Failure::Usage(format!("{address} is not loopback: give a token (--token-file)")));
+        }
+        config.token_for_evaluation = true;
+    }
+    // One signal for both servers: they drain together.
+    let (signal_tx, signal_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        termination_signal().await;
+        let _ = signal_tx.send(true);
+    });
+    let signalled = |mut signal: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = signal.wait_for(|signalled| *signalled).await;
+    };
+    let keda = match keda {
+        Some((listener, scaler)) => {
+            let keda_address = listener.local_addr().map_err(|error| Failure::Host(error.to_string()))?;
+            out!("keda external scaler listening on {keda_address}");
+            Some(tokio::spawn(scaler.run(listener, signalled(signal_rx.clone()))))
+        }
+        None => None,
+    };
+    out!("listening on {address}");
+    let report = Service::new(registry, config)
+        .run(listener, signalled(signal_rx))
+        .await
+        .map_err(|error| Failure::Host(format!("the server failed: {error}")))?;
+    let keda_drained = match keda {
+        None => true,
+        Some(task) => match task.await {
+            Ok(Ok(drained)) => drained,
+            Ok(Err(error)) => {
+                eprintln!("scale-units serve: the KEDA external scaler failed: {error}");
+                false
+            }
+            Err(error) => {
+                eprintln!("scale-units serve: the KEDA external scaler stopped: {error}");
+                false
+            }
+        },
+    };
+    Ok(if report.drained && keda_drained { 0 } else { crate::exit::FAILURE })
+}
+
+fn options(args: ServeArgs) -> Result<ServeOptions, String> {
+    let millis = Duration::from_millis;
+    let token = match &args.token_file {
+        Some(file) => {
+            let token =
+                std::fs::read_to_string(file).map_err(|error| format!("cannot read {}: {error}", file.display()))?;
+            Some(token.trim().to_owned()).filter(|token| !token.is_empty())
+        }
+        None => std::env::var("SCALE_UNITS_TOKEN").ok().filter(|token| !token.is_empty()),
+    };
+    let defaults = ServiceConfig::default();
+    let config = ServiceConfig {
+        watch_dir: args.watch,
+        watch_interval: millis(args.watch_interval_ms).max(Duration::from_millis(10)),
+        shutdown_delay: millis(args.shutdown_delay_ms),
+        drain_timeout: millis(args.drain_timeout_ms),
+        max_body_bytes: args.max_body_bytes,
+        max_batch: args.max_batch,
+        workers: args.workers.map_or(defaults.workers, |workers| workers.max(1)),
+        admission_dry_run: args.webhook_dry_run,
+        ..defaults
+    };
+    Ok(ServeOptions {
+        listen: args.listen,
+        policy: args.policy,
+        trust_key: args.trust_key,
+        token,
+        conformance: args.conformance,
+        no_cache: args.no_cache,
+        config,
+        units: args.units,
+        units_interval: millis(args.units_interval_ms).max(Duration::from_millis(10)),
+        redis: args.redis,
+        webhook: args.webhook,
+        tls_cert: args.tls_cert,
+        tls_key: args.tls_key,
+        keda_listen: args.keda_listen,
+        keda_stream_interval: millis(args.keda_stream_interval_ms).max(Duration::from_millis(10)),
+    })
+}

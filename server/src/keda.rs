@@ -1,0 +1,317 @@
+//! The KEDA external scaler: KEDA's `externalscaler.proto` over gRPC (tonic), answering from the
+//! decisions of the contracts of a unit registry. `scale-units serve --keda-listen ADDR` runs it
+//! beside the HTTP service.
+//!
+//! | call | answer |
+//! |---|---|
+//! | `GetMetricSpec` | one metric, [`METRIC_NAME`], target size 1 (never fails) |
+//! | `GetMetrics` | the replicas the decision asks for: `desired_replicas` for `scale_up` and `scale_down`, `current_replicas` for `hold` and `blocked`; an error when there is no decision |
+//! | `IsActive` | `false` only when the decision is `scale_down` or `hold` to zero replicas (the contract allows zero); `true` otherwise, errors included |
+//! | `StreamIsActive` | the `IsActive` value at once, then each change, polled every [`KedaConfig::stream_interval`] |
+//! | `StreamMetricSpec` | `Unimplemented` (optional in KEDA, which then uses `GetMetricSpec`) |
+//!
+//! The unit is the ScaledObject's namespace and the trigger's `unit` metadata
+//! ([`UNIT_METADATA_KEY`]), or the ScaledObject's name when there is none. A trigger cannot
+//! name another namespace.
+//!
+//! Why these values (docs/DECISIONS.md, "KEDA external scaler"): KEDA's external metrics are
+//! `AverageValue` targets, for which the HPA asks `ceil(metric / target)` replicas; with a target
+//! of 1 the HPA settles on the metric. A `hold` or `blocked` decision reports the current count,
+//! so stale evidence holds the unit where it is; and when there is no decision at all
+//! `GetMetrics` fails, which KEDA and the HPA answer by keeping the current count (the
+//! ScaledObject must not configure `fallback`, which would apply a fixed count instead).
+
+pub mod proto;
+mod units;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+use tokio_stream::StreamExt as _;
+use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::{Request, Response, Status};
+
+use proto::external_scaler_server::{ExternalScaler, ExternalScalerServer};
+use proto::{
+    GetMetricSpecResponse, GetMetricsRequest, GetMetricsResponse, IsActiveResponse, MetricSpec, MetricValue,
+    ScaledObjectRef,
+};
+use scale_units_host::ActionKind;
+
+/// The one metric the scaler reports: the replica count the unit's decision settles on.
+pub const METRIC_NAME: &str = "scale-units-replicas";
+
+/// The trigger metadata key naming the unit (within the ScaledObject's namespace).
+pub const UNIT_METADATA_KEY: &str = "unit";
+
+/// What a [`DecisionSource`] knows about one unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnitReading {
+    /// No contract is registered under that namespace and name.
+    NoContract,
+    /// The decision of the unit's contract over its latest observations.
+    Decided {
+        /// What the decision does.
+        action: ActionKind,
+        /// Replicas it asks for.
+        desired_replicas: u64,
+        /// Replicas running when it was made.
+        current_replicas: u64,
+    },
+}
+
+/// Why a [`DecisionSource`] could not decide (no replica count known, the store unavailable, an
+/// invalid contract or observation). The scaler answers `GetMetrics` with an error for it and
+/// keeps `IsActive` true.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceError {
+    /// A stable code, such as `unknown_replicas` or `store_unavailable`.
+    pub code: String,
+    /// What went wrong, for the gRPC status message.
+    pub message: String,
+}
+
+impl std::fmt::Display for SourceError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for SourceError {}
+
+/// Where the scaler gets decisions: the unit registry in the service, a double in tests.
+pub trait DecisionSource: Send + Sync + 'static {
+    /// The decision for unit `namespace`/`name`, at the replica count last reported for it.
+    ///
+    /// # Errors
+    /// [`SourceError`] when no decision can be made.
+    fn reading(&self, namespace: &str, name: &str) -> impl Future<Output = Result<UnitReading, SourceError>> + Send;
+}
+
+/// How the scaler runs. [`Default`]: a 5 s `StreamIsActive` poll and the service's drain (5 s
+/// delay, 20 s timeout).
+#[derive(Clone, Debug)]
+pub struct KedaConfig {
+    /// How often an open `StreamIsActive` re-reads its unit.
+    pub stream_interval: Duration,
+    /// After the shutdown signal: serve on for this long (the HTTP service's `shutdown_delay`).
+    pub shutdown_delay: Duration,
+    /// Then: stop accepting, end the streams, and wait at most this long for calls in flight.
+    pub drain_timeout: Duration,
+}
+
+impl Default for KedaConfig {
+    fn default() -> Self {
+        Self {
+            stream_interval: Duration::from_secs(5),
+            shutdown_delay: Duration::from_secs(5),
+            drain_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+/// The replicas a reading makes the HPA settle on: the decision's `desired_replicas` for a
+/// scale, the current count for `hold` and `blocked`.
+///
+/// # Errors
+/// `NotFound` for [`UnitReading::NoContract`].
+pub fn metric_value(reading: &UnitReading) -> Result<u64, Status> {
+    match *reading {
+        UnitReading::NoContract => Err(Status::not_found("no contract is registered for this unit")),
+        UnitReading::Decided { action: ActionKind::ScaleUp | ActionKind::ScaleDown, desired_replicas, .. } => {
+            Ok(desired_replicas)
+        }
+        UnitReading::Decided { current_replicas, .. } => Ok(current_replicas),
+    }
+}
+
+/// Whether KEDA should keep the unit active: `false` only for a `scale_down` or `hold` decision
+/// whose `desired_replicas` is zero (the contract allows zero); `true` for everything else,
+/// `blocked` at zero, no contract and errors included, so that KEDA never scales a unit to zero
+/// on missing knowledge.
+pub fn is_active(reading: &Result<UnitReading, SourceError>) -> bool {
+    !matches!(
+        reading,
+        Ok(UnitReading::Decided { action: ActionKind::ScaleDown | ActionKind::Hold, desired_replicas: 0, .. })
+    )
+}
+
+/// The unit a ScaledObject names: its namespace and the `unit` metadata, or its own name.
+///
+/// # Errors
+/// `InvalidArgument` when the namespace or the name is empty.
+pub fn unit_of(reference: &ScaledObjectRef) -> Result<(String, String), Status> {
+    let name = reference.scaler_metadata.get(UNIT_METADATA_KEY).map_or(reference.name.as_str(), String::as_str);
+    if reference.namespace.is_empty() || name.is_empty() {
+        return Err(Status::invalid_argument("the ScaledObject reference needs a namespace and a name"));
+    }
+    Ok((reference.namespace.clone(), name.to_owned()))
+}
+
+/// The gRPC service over a [`DecisionSource`].
+pub struct KedaScaler<S> {
+    source: Arc<S>,
+    config: KedaConfig,
+    stop: watch::Receiver<bool>,
+    stop_sender: Arc<watch::Sender<bool>>,
+}
+
+impl<S: DecisionSource> KedaScaler<S> {
+    /// A scaler answering from `source`.
+    pub fn new(source: Arc<S>, config: KedaConfig) -> Self {
+        let (stop_sender, stop) = watch::channel(false);
+        Self { source, config, stop, stop_sender: Arc::new(stop_sender) }
+    }
+
+    /// Serves on `listener` until `shutdown` completes, then drains as the HTTP service does:
+    /// serves on for [`KedaConfig::shutdown_delay`], then stops accepting, ends every open
+    /// `StreamIsActive` and waits at most [`KedaConfig::drain_timeout`] for calls in flight.
+    /// Returns whether every call finished in time.
+    ///
+    /// # Errors
+    /// A transport error of the server.
+    pub async fn run(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<bool, tonic::transport::Error> {
+        let stop_sender = Arc::clone(&self.stop_sender);
+        let (shutdown_delay, drain_timeout) = (self.config.shutdown_delay, self.config.drain_timeout);
+        let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
+        // tonic applies its own TCP_NODELAY only to listeners it binds; small replies must not
+        // wait for Nagle's algorithm.
+        let incoming = TcpListenerStream::new(listener).map(|stream| {
+            if let Ok(stream) = &stream {
+                let _ = stream.set_nodelay(true);
+            }
+            stream
+        });
+        let server = tonic::transport::Server::builder()
+            .add_service(ExternalScalerServer::new(self))
+            .serve_with_incoming_shutdown(incoming, async {
+                let _ = close_rx.await;
+            });
+        let mut server = tokio::spawn(server);
+        tokio::select! {
+            outcome = &mut server => {
+                return match outcome {
+                    Ok(result) => result.map(|()| true),
+                    Err(_) => Ok(false),
+                };
+            }
+            () = shutdown => {}
+        }
+        tokio::time::sleep(shutdown_delay).await;
+        let _ = stop_sender.send(true);
+        let _ = close_tx.send(());
+        match tokio::time::timeout(drain_timeout, &mut server).await {
+            Ok(Ok(result)) => result.map(|()| true),
+            Ok(Err(_)) => Ok(false),
+            Err(_) => {
+                server.abort();
+                Ok(false)
+            }
+        }
+    }
+}
+
+/// The reading of the unit `reference` names; an unusable reference is a [`SourceError`] too.
+async fn read_unit<S: DecisionSource>(source: &S, reference: &ScaledObjectRef) -> Result<UnitReading, SourceError> {
+    let (namespace, name) = unit_of(reference)
+        .map_err(|status| SourceError { code: "invalid_argument".into(), message: status.message().into() })?;
+    source.reading(&namespace, &name).await
+}
+
+type ActiveStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<IsActiveResponse, Status>> + Send>>;
+type SpecStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<GetMetricSpecResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
+    async fn is_active(&self, request: Request<ScaledObjectRef>) -> Result<Response<IsActiveResponse>, Status> {
+        let result = is_active(&read_unit(&*self.source, request.get_ref()).await);
+        Ok(Response::new(IsActiveResponse { result }))
+    }
+
+    type StreamIsActiveStream = ActiveStream;
+
+    async fn stream_is_active(
+        &self,
+        request: Request<ScaledObjectRef>,
+    ) -> Result<Response<Self::StreamIsActiveStream>, Status> {
+        let reference = request.into_inner();
+        let (sender, receiver) = mpsc::channel(1);
+        let source = Arc::clone(&self.source);
+        let mut stop = self.stop.clone();
+        let interval = self.config.stream_interval.max(Duration::from_millis(10));
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(interval);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut last = None;
+            loop {
+                tokio::select! {
+                    _ = ticker.tick() => {}
+                    () = sender.closed() => return,
+                    _ = stop.wait_for(|stopped| *stopped) => return,
+                }
+                let reading = read_unit(&*source, &reference).await;
+                let active = is_active(&reading);
+                if last != Some(active) {
+                    if sender.send(Ok(IsActiveResponse { result: active })).await.is_err() {
+                        return;
+                    }
+                    last = Some(active);
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(receiver))))
+    }
+
+    async fn get_metric_spec(
+        &self,
+        _request: Request<ScaledObjectRef>,
+    ) -> Result<Response<GetMetricSpecResponse>, Status> {
+        Ok(Response::new(GetMetricSpecResponse {
+            metric_specs: vec![MetricSpec {
+                metric_name: METRIC_NAME.to_owned(),
+                target_size: 1,
+                target_size_float: 1.0,
+            }],
+        }))
+    }
+
+    async fn get_metrics(&self, request: Request<GetMetricsRequest>) -> Result<Response<GetMetricsResponse>, Status> {
+        let request = request.into_inner();
+        let reference =
+            request.scaled_object_ref.ok_or_else(|| Status::invalid_argument("GetMetrics needs a scaledObjectRef"))?;
+        let (namespace, name) = unit_of(&reference)?;
+        let reading = self
+            .source
+            .reading(&namespace, &name)
+            .await
+            .map_err(|error| Status::unavailable(format!("no decision for unit {namespace}/{name}: {error}")))?;
+        let replicas = metric_value(&reading)?;
+        let value = i64::try_from(replicas).map_err(|_| Status::out_of_range("replica count past i64"))?;
+        let metric_name = if request.metric_name.is_empty() { METRIC_NAME.to_owned() } else { request.metric_name };
+        Ok(Response::new(GetMetricsResponse {
+            metric_values: vec![MetricValue {
+                metric_name,
+                metric_value: value,
+                // Exact: contracts bound replicas to 10 000.
+                metric_value_float: replicas as f64,
+            }],
+        }))
+    }
+
+    type StreamMetricSpecStream = SpecStream;
+
+    async fn stream_metric_spec(
+        &self,
+        _request: Request<ScaledObjectRef>,
+    ) -> Result<Response<Self::StreamMetricSpecStream>, Status> {
+        Err(Status::unimplemented("the metric spec never changes: use GetMetricSpec"))
+    }
+}

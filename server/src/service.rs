@@ -1,0 +1,855 @@
+//! The decision service behind `scale-units serve`: HTTP/1.1 on axum and tokio over a
+//! [`PolicyRegistry`].
+//!
+//! | route | does |
+//! |---|---|
+//! | `POST /v1/evaluate` | one request (a JSON object) or a batch (a JSON array, evaluated on one snapshot of the policies) |
+//! | `POST /v1/validate` | a contract's `contract_id` and `contract_digest` |
+//! | `GET /v1/policies` | active, staged, shadow, pins, history, divergences |
+//! | `POST /v1/policies` | stages a component (the body; `x-scale-units-signature: <hex>`, `x-scale-units-expected-digest`) |
+//! | `POST /v1/policies/{digest}/activate` · `/shadow` · `/pin` | activate, shadow, pin (`{"unit_ref": …}`) |
+//! | `POST /v1/policies/rollback` · `/unpin` · `DELETE /v1/policies/shadow` | roll back, unpin, stop shadowing |
+//! | `GET /health` · `/ready` · `/metrics` | liveness (always 200), readiness (503 from shutdown on), Prometheus text |
+//!
+//! Every answer is JSON; every error is `{"error": {"code", "message", "path"?}}` with the SPEC's
+//! codes for evaluation errors and the registry's codes for refused policies. Policy-changing
+//! routes need `Authorization: Bearer <token>` and are disabled when no token is configured.
+//!
+//! wasmtime calls are synchronous: they run on tokio's blocking pool, at most
+//! [`ServiceConfig::workers`] at a time; the async workers only parse and route.
+
+mod metrics;
+mod units;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use scale_units_core::EvaluationError;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use metrics::Metrics;
+use scale_units_host::CacheStatus;
+use scale_units_host::registry::{
+    Candidate, Divergence, HistoryEvent, OutcomeSummary, PolicyRegistry, RegistryError, Route, Served, decode_hex,
+};
+
+/// How the service runs. [`Default`] is a loopback-friendly configuration.
+#[derive(Clone, Debug)]
+pub struct ServiceConfig {
+    /// The bearer token of the policy-changing routes; `None` disables them.
+    pub token: Option<String>,
+    /// Requires the token on `/v1/evaluate` and `/v1/validate` too (for a non-loopback listener).
+    pub token_for_evaluation: bool,
+    /// Largest request body of the evaluation routes, in bytes.
+    pub max_body_bytes: usize,
+    /// Largest component a `POST /v1/policies` may upload, in bytes.
+    pub max_component_bytes: usize,
+    /// Most requests in one batch.
+    pub max_batch: usize,
+    /// Evaluations running at once on the blocking pool.
+    pub workers: usize,
+    /// After the shutdown signal: serve on with `/ready` failing for this long.
+    pub shutdown_delay: Duration,
+    /// Then: stop accepting and wait at most this long for requests in flight.
+    pub drain_timeout: Duration,
+    /// A folder watched for new components (`*.wasm`, signatures in `*.wasm.sig`), staged as they
+    /// appear.
+    pub watch_dir: Option<PathBuf>,
+    /// How often the folder is scanned.
+    pub watch_interval: Duration,
+    /// The unit registry: the routes `/v1/units…` and `/v1/admission` (see `service/units.rs`).
+    pub units: Option<Arc<crate::units::Units>>,
+    /// Serve HTTPS with these files (reloaded when they change) instead of plain HTTP.
+    pub tls: Option<crate::webhook::tls::TlsFiles>,
+    /// The admission webhook answers `allowed`, with the would-be denial as a warning.
+    pub admission_dry_run: bool,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        Self {
+            token: None,
+            token_for_evaluation: false,
+            max_body_bytes: 1 << 20,
+            max_component_bytes: 32 << 20,
+            max_batch: 1000,
+            workers: std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            shutdown_delay: Duration::from_secs(5),
+            drain_timeout: Duration::from_secs(20),
+            watch_dir: None,
+            watch_interval: Duration::from_secs(2),
+            units: None,
+            tls: None,
+            admission_dry_run: false,
+        }
+    }
+}
+
+/// How the service stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DrainReport {
+    /// Requests in flight when the listener closed.
+    pub in_flight_at_drain: i64,
+    /// Whether every one of them finished within the drain timeout.
+    pub drained: bool,
+}
+
+struct Shared {
+    registry: Arc<PolicyRegistry>,
+    config: ServiceConfig,
+    token_digest: Option<[u8; 32]>,
+    ready: AtomicBool,
+    metrics: Metrics,
+    permits: Semaphore,
+}
+
+/// The decision service over one registry.
+#[derive(Clone)]
+pub struct Service {
+    shared: Arc<Shared>,
+}
+
+impl Service {
+    /// A service over `registry`; it is ready at once (activate a policy first).
+    pub fn new(registry: Arc<PolicyRegistry>, config: ServiceConfig) -> Self {
+        let token_digest = config.token.as_deref().map(|token| Sha256::digest(token.as_bytes()).into());
+        let permits = Semaphore::new(config.workers.max(1));
+        Self {
+            shared: Arc::new(Shared {
+                registry,
+                config,
+                token_digest,
+                ready: AtomicBool::new(true),
+                metrics: Metrics::default(),
+                permits,
+            }),
+        }
+    }
+
+    /// The registry the service evaluates with.
+    pub fn registry(&self) -> &Arc<PolicyRegistry> {
+        &self.shared.registry
+    }
+
+    /// The routes, with metrics around every request.
+    pub fn router(&self) -> Router {
+        let router = Router::new();
+        let router = units::routes(router);
+        router
+            .route("/health", get(health))
+            .route("/ready", get(ready))
+            .route("/metrics", get(metrics_text))
+            .route("/v1/evaluate", post(evaluate))
+            .route("/v1/validate", post(validate))
+            .route("/v1/policies", get(list_policies).post(stage))
+            .route("/v1/policies/rollback", post(rollback))
+            .route("/v1/policies/unpin", post(unpin))
+            .route("/v1/policies/shadow", delete(stop_shadow))
+            .route("/v1/policies/{digest}/activate", post(activate))
+            .route("/v1/policies/{digest}/shadow", post(shadow))
+            .route("/v1/policies/{digest}/pin", post(pin))
+            .fallback(not_found)
+            .layer(axum::middleware::from_fn_with_state(Arc::clone(&self.shared), measure))
+            .with_state(Arc::clone(&self.shared))
+    }
+
+    /// Serves on `listener` until `shutdown` completes, then drains: `/ready` fails at once, the
+    /// service goes on serving for [`ServiceConfig::shutdown_delay`], then stops accepting and
+    /// waits at most [`ServiceConfig::drain_timeout`] for the requests in flight.
+    ///
+    /// # Errors
+    /// An I/O error of the listener.
+    pub async fn run(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<DrainReport> {
+        if let Some(dir) = self.shared.config.watch_dir.clone() {
+            tokio::spawn(watch(Arc::clone(&self.shared), dir));
+        }
+        if let Some(units) = &self.shared.config.units {
+            tokio::spawn(Arc::clone(units).watch());
+        }
+        let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
+        let mut server = match self.shared.config.tls.clone() {
+            Some(files) => {
+                let listener = crate::webhook::tls::TlsListener::start(listener, files)?;
+                spawn_server(listener, self.router(), close_rx)
+            }
+            None => spawn_server(listener, self.router(), close_rx),
+        };
+        tokio::select! {
+            outcome = &mut server => {
+                outcome.map_err(std::io::Error::other)??;
+                return Ok(DrainReport { in_flight_at_drain: 0, drained: true });
+            }
+            () = shutdown => {}
+        }
+        self.shared.ready.store(false, Ordering::SeqCst);
+        eprintln!(
+            "scale-units serve: shutting down: /ready fails from now on; serving for {:?} more",
+            self.shared.config.shutdown_delay
+        );
+        tokio::time::sleep(self.shared.config.shutdown_delay).await;
+        // The metrics middleware counts this service's requests only (probes included).
+        let in_flight_at_drain = self.shared.metrics.in_flight();
+        eprintln!(
+            "scale-units serve: closing the listener; draining {in_flight_at_drain} request(s) in flight for at most {:?}",
+            self.shared.config.drain_timeout
+        );
+        let _ = close_tx.send(());
+        let drained = match tokio::time::timeout(self.shared.config.drain_timeout, &mut server).await {
+            Ok(outcome) => {
+                outcome.map_err(std::io::Error::other)??;
+                true
+            }
+            Err(_) => {
+                server.abort();
+                false
+            }
+        };
+        eprintln!(
+            "scale-units serve: {}",
+            if drained { "drained, stopped" } else { "drain timeout reached, stopped with requests in flight" }
+        );
+        Ok(DrainReport { in_flight_at_drain, drained })
+    }
+}
+
+/// Serves `router` on `listener` (plain TCP, or TLS) until `close` fires.
+fn spawn_server<L>(
+    listener: L,
+    router: Router,
+    close: tokio::sync::oneshot::Receiver<()>,
+) -> tokio::task::JoinHandle<std::io::Result<()>>
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
+    let server = axum::serve(listener, router).with_graceful_shutdown(async {
+        let _ = close.await;
+    });
+    tokio::spawn(async move { server.await })
+}
+
+/// Completes on SIGTERM or SIGINT (Ctrl-C).
+pub async fn termination_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+type Shared_ = State<Arc<Shared>>;
+
+/// Counts the request in flight and its latency by route.
+async fn measure(State(shared): Shared_, request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    let route = match path {
+        "/v1/evaluate" => 0,
+        "/v1/validate" => 1,
+        _ if path.starts_with("/v1/policies") => 2,
+        "/health" | "/ready" | "/metrics" => 3,
+        _ if path.starts_with("/v1/units") => 4,
+        "/v1/admission" => 5,
+        _ => 6,
+    };
+    let started = Instant::now();
+    shared.metrics.started();
+    let response = next.run(request).await;
+    shared.metrics.finished(route, response.status().as_u16(), started.elapsed());
+    response
+}
+
+async fn health() -> Response {
+    json_response(StatusCode::OK, json!({"status": "ok"}).to_string())
+}
+
+async fn ready(State(shared): Shared_) -> Response {
+    let active = shared.registry.active().is_some();
+    let ready = shared.ready.load(Ordering::SeqCst) && active;
+    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    let reason = match (shared.ready.load(Ordering::SeqCst), active) {
+        (false, _) => "shutting down",
+        (true, false) => "no active policy",
+        (true, true) => "ready",
+    };
+    json_response(status, json!({"ready": ready, "status": reason}).to_string())
+}
+
+async fn metrics_text(State(shared): Shared_) -> Response {
+    let text = shared.metrics.render(&shared.registry, shared.ready.load(Ordering::SeqCst));
+    let mut response = text.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    response
+}
+
+async fn not_found() -> Response {
+    error_response(StatusCode::NOT_FOUND, "not_found", "no such route")
+}
+
+/// One evaluation's outcome, as the handlers send it.
+type Outcome = Result<Result<Served<String>, EvaluationError>, RegistryError>;
+
+async fn evaluate(State(shared): Shared_, headers: HeaderMap, body: Body) -> Response {
+    if shared.config.token_for_evaluation
+        && let Some(response) = authorize(&shared, &headers)
+    {
+        return response;
+    }
+    let text = match read_text(body, &headers, shared.config.max_body_bytes).await {
+        Ok(text) => text,
+        Err(response) => return response,
+    };
+    let batch = text.trim_start().starts_with('[');
+    let requests: Vec<String> = if batch {
+        match serde_json::from_str::<Vec<&RawValue>>(&text) {
+            Ok(items) if items.len() > shared.config.max_batch => {
+                return error_response(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "batch_too_large",
+                    &format!("a batch holds at most {} requests", shared.config.max_batch),
+                );
+            }
+            Ok(items) => items.into_iter().map(|item| item.get().to_owned()).collect(),
+            Err(error) => {
+                return error_response(StatusCode::BAD_REQUEST, "invalid_json", &format!("not a JSON array: {error}"));
+            }
+        }
+    } else {
+        vec![text]
+    };
+    let worker = Arc::clone(&shared);
+    let outcomes = blocking(&shared, move || {
+        let snapshot = worker.registry.snapshot();
+        requests.iter().map(|request| snapshot.evaluate_json(request)).collect::<Vec<Outcome>>()
+    })
+    .await;
+    let outcomes = match outcomes {
+        Ok(outcomes) => outcomes,
+        Err(response) => return response,
+    };
+    for outcome in &outcomes {
+        count(&shared.metrics, outcome);
+    }
+    if batch {
+        let mut body = String::from("{\"results\":[");
+        for (index, outcome) in outcomes.iter().enumerate() {
+            if index > 0 {
+                body.push(',');
+            }
+            body.push_str(&outcome_json(outcome).1);
+        }
+        body.push_str("]}");
+        json_response(StatusCode::OK, body)
+    } else {
+        match outcomes.first() {
+            Some(outcome) => {
+                let (status, body) = outcome_json(outcome);
+                json_response(status, body)
+            }
+            None => error_response(StatusCode::INTERNAL_SERVER_ERROR, "host_error", "no outcome"),
+        }
+    }
+}
+
+/// Counts a decision by action and reasons, or an error by code.
+fn count(metrics: &Metrics, outcome: &Outcome) {
+    match outcome {
+        Ok(Ok(served)) => {
+            #[derive(serde::Deserialize)]
+            struct Brief {
+                action: String,
+                reasons: Vec<String>,
+            }
+            if let Ok(brief) = serde_json::from_str::<Brief>(&served.evaluated.decision) {
+                metrics.decision(&brief.action, &brief.reasons);
+            }
+        }
+        Ok(Err(error)) => metrics.error(error.code().as_str()),
+        Err(error) => metrics.error(error.code()),
+    }
+}
+
+/// `{"decision": …, "policy": …}` (the decision's bytes exactly as the component wrote them), or
+/// `{"error": …, "policy"?: …}`, and the status a single evaluation answers with.
+fn outcome_json(outcome: &Outcome) -> (StatusCode, String) {
+    match outcome {
+        Ok(Ok(served)) => (
+            StatusCode::OK,
+            format!("{{\"decision\":{},\"policy\":{}}}", served.evaluated.decision, policy_json(served)),
+        ),
+        Ok(Err(error)) => {
+            let status = if error.code() == scale_units_core::ErrorCode::InvalidJson {
+                StatusCode::BAD_REQUEST
+            } else {
+                StatusCode::UNPROCESSABLE_ENTITY
+            };
+            (status, json!({"error": error.to_json()}).to_string())
+        }
+        Err(error) => registry_error(error),
+    }
+}
+
+fn policy_json(served: &Served<String>) -> Value {
+    let provenance = &served.evaluated.provenance;
+    let (digest, version) = (&provenance.component_digest, &provenance.evaluator_version);
+    match &served.route {
+        Route::Active { activation } => {
+            json!({"digest": digest, "evaluator_version": version, "activation": activation})
+        }
+        Route::Pinned { unit_ref } => json!({"digest": digest, "evaluator_version": version, "pinned_unit": unit_ref}),
+    }
+}
+
+async fn validate(State(shared): Shared_, headers: HeaderMap, body: Body) -> Response {
+    if shared.config.token_for_evaluation
+        && let Some(response) = authorize(&shared, &headers)
+    {
+        return response;
+    }
+    let text = match read_text(body, &headers, shared.config.max_body_bytes).await {
+        Ok(text) => text,
+        Err(response) => return response,
+    };
+    let worker = Arc::clone(&shared);
+    let outcome = blocking(&shared, move || {
+        let active = worker.registry.active().ok_or(RegistryError::NoActivePolicy)?;
+        let outcome = active.policy.validate_contract_json(&text)?;
+        Ok::<_, RegistryError>((outcome, active))
+    })
+    .await;
+    match outcome {
+        Err(response) => response,
+        Ok(Err(error)) => {
+            let (status, body) = registry_error(&error);
+            json_response(status, body)
+        }
+        Ok(Ok((Ok(identity), active))) => json_response(
+            StatusCode::OK,
+            json!({
+                "contract_id": identity.contract_id,
+                "contract_digest": identity.contract_digest,
+                "policy": {
+                    "digest": active.policy.digest(),
+                    "evaluator_version": active.policy.info().evaluator_version,
+                    "activation": active.activation,
+                },
+            })
+            .to_string(),
+        ),
+        Ok(Ok((Err(error), _))) => {
+            let status = if error.code() == scale_units_core::ErrorCode::InvalidJson {
+                StatusCode::BAD_REQUEST
+            } else {
+                StatusCode::UNPROCESSABLE_ENTITY
+            };
+            json_response(status, json!({"error": error.to_json()}).to_string())
+        }
+    }
+}
+
+async fn list_policies(State(shared): Shared_) -> Response {
+    let registry = &shared.registry;
+    let active = registry.active().map(|active| {
+        json!({
+            "digest": active.policy.digest(),
+            "evaluator_version": active.policy.info().evaluator_version,
+            "activation": active.activation,
+        })
+    });
+    let staged: Vec<Value> = registry
+        .staged()
+        .into_iter()
+        .map(|staged| {
+            json!({
+                "digest": staged.digest,
+                "evaluator_version": staged.evaluator_version,
+                "source": staged.source,
+                "signed": staged.signed,
+                "vectors_passed": staged.vectors_passed,
+                "staged_at_ms": staged.staged_at_ms,
+                "load_micros": staged.load_micros,
+                "cache": staged.cache.as_str(),
+                "gate_micros": staged.gate_micros,
+            })
+        })
+        .collect();
+    let pins: serde_json::Map<String, Value> =
+        registry.pins().into_iter().map(|(unit, digest)| (unit, Value::String(digest))).collect();
+    let history: Vec<Value> = registry
+        .history()
+        .into_iter()
+        .map(|entry| {
+            let mut event = history_json(&entry.event);
+            if let Some(event) = event.as_object_mut() {
+                event.insert("at_ms".to_owned(), json!(entry.at_ms));
+            }
+            event
+        })
+        .collect();
+    let (divergences, total) = registry.divergences();
+    let divergences: Vec<Value> = divergences.iter().map(divergence_json).collect();
+    let suite = registry.conformance_suite();
+    json_response(
+        StatusCode::OK,
+        json!({
+            "active": active,
+            "shadow": registry.shadowed(),
+            "pins": pins,
+            "staged": staged,
+            "requires_signature": registry.requires_signature(),
+            "conformance": {"vectors": suite.len(), "origin": suite.origin()},
+            "history": history,
+            "divergences": {"total": total, "recent": divergences},
+        })
+        .to_string(),
+    )
+}
+
+fn history_json(event: &HistoryEvent) -> Value {
+    match event {
+        HistoryEvent::Staged { digest, source, signed } => {
+            json!({"event": "staged", "digest": digest, "source": source, "signed": signed})
+        }
+        HistoryEvent::Refused { digest, source, code, reason } => {
+            json!({"event": "refused", "digest": digest, "source": source, "code": code, "reason": reason})
+        }
+        HistoryEvent::Activated { digest, activation } => {
+            json!({"event": "activated", "digest": digest, "activation": activation})
+        }
+        HistoryEvent::RolledBack { from, to, activation } => {
+            json!({"event": "rolled_back", "from": from, "digest": to, "activation": activation})
+        }
+        HistoryEvent::Shadow { digest } => json!({"event": "shadow", "digest": digest}),
+        HistoryEvent::Pinned { unit_ref, digest } => json!({"event": "pinned", "unit_ref": unit_ref, "digest": digest}),
+    }
+}
+
+fn divergence_json(divergence: &Divergence) -> Value {
+    let summary = |outcome: &OutcomeSummary| match outcome {
+        OutcomeSummary::Decision { action, reasons } => json!({"action": action, "reasons": reasons}),
+        OutcomeSummary::Error { code } => json!({"error": code}),
+        OutcomeSummary::HostError { message } => json!({"host_error": message}),
+    };
+    json!({
+        "request_digest": divergence.request_digest,
+        "active": {"digest": divergence.active_digest, "outcome": summary(&divergence.active)},
+        "candidate": {"digest": divergence.candidate_digest, "outcome": summary(&divergence.candidate)},
+        "at_ms": divergence.at_ms,
+    })
+}
+
+async fn stage(State(shared): Shared_, headers: HeaderMap, body: Body) -> Response {
+    if let Some(response) = authorize(&shared, &headers) {
+        return response;
+    }
+    let bytes = match read_body(body, &headers, shared.config.max_component_bytes).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
+    };
+    let signature = match headers
+        .get("x-scale-units-signature")
+        .map(|value| value.to_str().ok().and_then(|v| decode_hex(v.trim())))
+    {
+        None => None,
+        Some(Some(signature)) => Some(signature),
+        Some(None) => {
+            return error_response(StatusCode::BAD_REQUEST, "signature_invalid", "x-scale-units-signature is not hex");
+        }
+    };
+    let expected =
+        headers.get("x-scale-units-expected-digest").and_then(|value| value.to_str().ok()).map(str::to_owned);
+    let registry = Arc::clone(&shared.registry);
+    // Compiling is slow and rare: the blocking pool, outside the evaluation permits.
+    let outcome = tokio::task::spawn_blocking(move || {
+        let mut candidate = Candidate::new(&bytes).source("api");
+        if let Some(signature) = signature {
+            candidate = candidate.signature(signature);
+        }
+        if let Some(expected) = expected {
+            candidate = candidate.expected_digest(expected);
+        }
+        registry.stage(candidate)
+    })
+    .await;
+    match outcome {
+        Ok(Ok(staged)) => {
+            if let CacheStatus::NotStored { reason } = &staged.cache {
+                eprintln!("scale-units serve: staged {} over HTTP, {reason}", staged.digest);
+            }
+            json_response(
+                StatusCode::CREATED,
+                json!({
+                    "digest": staged.digest,
+                    "evaluator_version": staged.evaluator_version,
+                    "signed": staged.signed,
+                    "vectors_passed": staged.vectors_passed,
+                    "load_micros": staged.load_micros,
+                    "cache": staged.cache.as_str(),
+                    "gate_micros": staged.gate_micros,
+                })
+                .to_string(),
+            )
+        }
+        Ok(Err(error)) => {
+            let (status, body) = registry_error(&error);
+            json_response(status, body)
+        }
+        Err(error) => error_response(StatusCode::INTERNAL_SERVER_ERROR, "host_error", &error.to_string()),
+    }
+}
+
+async fn activate(State(shared): Shared_, headers: HeaderMap, Path(digest): Path<String>) -> Response {
+    if let Some(response) = authorize(&shared, &headers) {
+        return response;
+    }
+    let started = Instant::now();
+    match shared.registry.activate(&digest) {
+        Ok(activation) => json_response(
+            StatusCode::OK,
+            json!({"digest": digest, "activation": activation, "swap_micros": started.elapsed().as_micros()})
+                .to_string(),
+        ),
+        Err(error) => respond_registry_error(&error),
+    }
+}
+
+async fn rollback(State(shared): Shared_, headers: HeaderMap) -> Response {
+    if let Some(response) = authorize(&shared, &headers) {
+        return response;
+    }
+    match shared.registry.rollback() {
+        Ok((digest, activation)) => {
+            json_response(StatusCode::OK, json!({"digest": digest, "activation": activation}).to_string())
+        }
+        Err(error) => respond_registry_error(&error),
+    }
+}
+
+async fn shadow(State(shared): Shared_, headers: HeaderMap, Path(digest): Path<String>) -> Response {
+    if let Some(response) = authorize(&shared, &headers) {
+        return response;
+    }
+    match shared.registry.shadow(Some(&digest)) {
+        Ok(()) => json_response(StatusCode::OK, json!({"shadow": digest}).to_string()),
+        Err(error) => respond_registry_error(&error),
+    }
+}
+
+async fn stop_shadow(State(shared): Shared_, headers: HeaderMap) -> Response {
+    if let Some(response) = authorize(&shared, &headers) {
+        return response;
+    }
+    match shared.registry.shadow(None) {
+        Ok(()) => json_response(StatusCode::OK, json!({"shadow": null}).to_string()),
+        Err(error) => respond_registry_error(&error),
+    }
+}
+
+async fn pin(State(shared): Shared_, headers: HeaderMap, Path(digest): Path<String>, body: Body) -> Response {
+    pin_or_unpin(&shared, &headers, Some(digest), body).await
+}
+
+async fn unpin(State(shared): Shared_, headers: HeaderMap, body: Body) -> Response {
+    pin_or_unpin(&shared, &headers, None, body).await
+}
+
+async fn pin_or_unpin(shared: &Shared, headers: &HeaderMap, digest: Option<String>, body: Body) -> Response {
+    if let Some(response) = authorize(shared, headers) {
+        return response;
+    }
+    let text = match read_text(body, headers, shared.config.max_body_bytes).await {
+        Ok(text) => text,
+        Err(response) => return response,
+    };
+    let Some(unit_ref) = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|value| value.get("unit_ref").and_then(Value::as_str).map(str::to_owned))
+    else {
+        return error_response(StatusCode::BAD_REQUEST, "invalid_field", "the body must be {\"unit_ref\": \"…\"}");
+    };
+    match shared.registry.pin(&unit_ref, digest.as_deref()) {
+        Ok(()) => json_response(StatusCode::OK, json!({"unit_ref": unit_ref, "digest": digest}).to_string()),
+        Err(error) => respond_registry_error(&error),
+    }
+}
+
+/// Runs `f` on the blocking pool once an evaluation permit is free.
+async fn blocking<T: Send + 'static>(shared: &Shared, f: impl FnOnce() -> T + Send + 'static) -> Result<T, Response> {
+    let _permit = shared
+        .permits
+        .acquire()
+        .await
+        .map_err(|_| error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the service is stopping"))?;
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|error| error_response(StatusCode::INTERNAL_SERVER_ERROR, "host_error", &error.to_string()))
+}
+
+/// `None` when the bearer token is right, else the refusal. Compared through its sha256 (no early
+/// exit on the secret's bytes).
+fn authorize(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
+    let Some(expected) = &shared.token_digest else {
+        return Some(error_response(
+            StatusCode::FORBIDDEN,
+            "policy_changes_disabled",
+            "no token is configured: this service does not change policy",
+        ));
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(|token| <[u8; 32]>::from(Sha256::digest(token.trim().as_bytes())));
+    if given.as_ref() == Some(expected) {
+        None
+    } else {
+        Some(error_response(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required"))
+    }
+}
+
+async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, Response> {
+    let too_large = || {
+        error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            &format!("the body is larger than {limit} bytes"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    let limit_u64 = u64::try_from(limit).unwrap_or(u64::MAX);
+    if let Some(length) = declared
+        && length > limit_u64
+    {
+        // Read (and drop) a body up to four times the limit, so that the client, still sending,
+        // gets the 413 rather than a reset connection; larger ones are cut.
+        if length <= limit_u64.saturating_mul(4) {
+            let _ = axum::body::to_bytes(body, limit.saturating_mul(4)).await;
+        }
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|_| too_large())
+}
+
+/// The body as UTF-8 text; invalid UTF-8 is `invalid_json` (SPEC §1).
+async fn read_text(body: Body, headers: &HeaderMap, limit: usize) -> Result<String, Response> {
+    let bytes = read_body(body, headers, limit).await?;
+    String::from_utf8(bytes.to_vec())
+        .map_err(|_| error_response(StatusCode::BAD_REQUEST, "invalid_json", "the body is not valid UTF-8"))
+}
+
+fn registry_error(error: &RegistryError) -> (StatusCode, String) {
+    let status = match error {
+        RegistryError::UnknownPolicy { .. } => StatusCode::NOT_FOUND,
+        RegistryError::NoActivePolicy => StatusCode::SERVICE_UNAVAILABLE,
+        RegistryError::NothingToRollBack => StatusCode::CONFLICT,
+        RegistryError::Host(error) if is_call_failure(error) => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::UNPROCESSABLE_ENTITY,
+    };
+    (status, json!({"error": {"code": error.code(), "message": error.to_string()}}).to_string())
+}
+
+fn is_call_failure(error: &scale_units_host::HostError) -> bool {
+    matches!(
+        error,
+        scale_units_host::HostError::OutOfFuel { .. }
+            | scale_units_host::HostError::MemoryLimit { .. }
+            | scale_units_host::HostError::Trap { .. }
+    )
+}
+
+fn respond_registry_error(error: &RegistryError) -> Response {
+    let (status, body) = registry_error(error);
+    json_response(status, body)
+}
+
+fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
+    json_response(status, json!({"error": {"code": code, "message": message}}).to_string())
+}
+
+fn json_response(status: StatusCode, body: String) -> Response {
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// Stages every new or changed `*.wasm` in `dir` (with `*.wasm.sig`), every
+/// [`ServiceConfig::watch_interval`]. It never activates: an operator does.
+async fn watch(shared: Arc<Shared>, dir: PathBuf) {
+    // A file's stamp is its modification time and length, and its signature's: a file seen while
+    // it was being written changes length when the write completes, even when its modification
+    // time stays within one tick of the file system's clock.
+    type Stamp = Option<(std::time::SystemTime, u64)>;
+    let mut seen: std::collections::HashMap<PathBuf, [Stamp; 2]> = std::collections::HashMap::new();
+    let mut interval = tokio::time::interval(shared.config.watch_interval);
+    loop {
+        interval.tick().await;
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|extension| extension != "wasm") {
+                continue;
+            }
+            let stamp_of = |path: &std::path::Path| -> Stamp {
+                let meta = std::fs::metadata(path).ok()?;
+                Some((meta.modified().ok()?, meta.len()))
+            };
+            let mut signature = path.as_os_str().to_owned();
+            signature.push(".sig");
+            let stamp = [stamp_of(&path), stamp_of(std::path::Path::new(&signature))];
+            if seen.get(&path) == Some(&stamp) {
+                continue;
+            }
+            seen.insert(path.clone(), stamp);
+            let registry = Arc::clone(&shared.registry);
+            let file = path.clone();
+            match tokio::task::spawn_blocking(move || registry.stage_file(&file)).await {
+                Ok(Ok(staged)) => {
+                    eprintln!(
+                        "scale-units serve: staged {} from {} (cache: {})",
+                        staged.digest,
+                        path.display(),
+                        staged.cache
+                    );
+                }
+                Ok(Err(error)) => eprintln!("scale-units serve: refused {}: {error}", path.display()),
+                Err(error) => eprintln!("scale-units serve: staging {} failed: {error}", path.display()),
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! The service's metrics, written in the Prometheus text exposition format (version 0.0.4) by
+//! hand: a few counters, one gauge and one histogram do not need a metrics library.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use scale_units_host::PolicyRegistry;
+
+/// Upper bounds of the latency histogram's buckets, in seconds.
+const BUCKETS: [f64; 14] =
+    [0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5];
+
+/// The routes latency is reported for.
+pub(crate) const ROUTES: [&str; 7] = ["evaluate", "validate", "policies", "probe", "units", "admission", "other"];
+
+#[derive(Default)]
+struct Histogram {
+    buckets: [AtomicU64; BUCKETS.len()],
+    count: AtomicU64,
+    sum_nanos: AtomicU64,
+}
+
+/// Counters shared by every request.
+#[derive(Default)]
+pub(crate) struct Metrics {
+    in_flight: AtomicI64,
+    latency: [Histogram; ROUTES.len()],
+    responses: Mutex<BTreeMap<(&'static str, u16), u64>>,
+    decisions: Mutex<BTreeMap<(String, String), u64>>,
+    errors: Mutex<BTreeMap<String, u64>>,
+}
+
+impl Metrics {
+    pub(crate) fn started(&self) {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn in_flight(&self) -> i64 {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// A response was sent for `route` (an index of [`ROUTES`]).
+    pub(crate) fn finished(&self, route: usize, status: u16, elapsed: Duration) {
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if let Some(histogram) = self.latency.get(route) {
+            let seconds = elapsed.as_secs_f64();
+            for (bucket, bound) in histogram.buckets.iter().zip(BUCKETS) {
+                if seconds <= bound {
+                    bucket.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            histogram.count.fetch_add(1, Ordering::Relaxed);
+            histogram.sum_nanos.fetch_add(u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
+        }
+        let name = ROUTES.get(route).copied().unwrap_or("other");
+        *self.responses.lock().unwrap_or_else(PoisonError::into_inner).entry((name, status)).or_default() += 1;
+    }
+
+    /// A decision: counted once per reason (a decision without reasons counts as reason `none`).
+    pub(crate) fn decision(&self, action: &str, reasons: &[String]) {
+        let mut decisions = self.decisions.lock().unwrap_or_else(PoisonError::into_inner);
+        if reasons.is_empty() {
+            *decisions.entry((action.to_owned(), "none".to_owned())).or_default() += 1;
+        }
+        for reason in reasons {
+            *decisions.entry((action.to_owned(), reason.clone())).or_default() += 1;
+        }
+    }
+
+    /// A typed evaluation error, by its SPEC code, or a failed call (`component_trap`).
+    pub(crate) fn error(&self, code: &str) {
+        *self.errors.lock().unwrap_or_else(PoisonError::into_inner).entry(code.to_owned()).or_default() += 1;
+    }
+
+    pub(crate) fn render(&self, registry: &PolicyRegistry, ready: bool) -> String {
+        let mut out = String::new();
+        header(&mut out, "requests_in_flight", "gauge", "HTTP requests being served.");
+        let _ = writeln!(out, "scale_units_requests_in_flight {}", self.in_flight());
+
+        header(&mut out, "request_duration_seconds", "histogram", "Time from request to response, by route.");
+        for (route, histogram) in ROUTES.iter().zip(&self.latency) {
+            for (bucket, bound) in histogram.buckets.iter().zip(BUCKETS) {
+                let count = bucket.load(Ordering::Relaxed);
+                let _ = writeln!(
+                    out,
+                    "scale_units_request_duration_seconds_bucket{{route=\"{route}\",le=\"{bound}\"}} {count}"
+                );
+            }
+            let count = histogram.count.load(Ordering::Relaxed);
+            #[expect(clippy::cast_precision_loss, reason = "nanoseconds to seconds for display")]
+            let sum = histogram.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+            let _ =
+                writeln!(out, "scale_units_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {count}");
+            let _ = writeln!(out, "scale_units_request_duration_seconds_sum{{route=\"{route}\"}} {sum}");
+            let _ = writeln!(out, "scale_units_request_duration_seconds_count{{route=\"{route}\"}} {count}");
+        }
+
+        header(&mut out, "responses_total", "counter", "HTTP responses, by route and status.");
+        for ((route, status), count) in self.responses.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            let _ = writeln!(out, "scale_units_responses_total{{route=\"{route}\",status=\"{status}\"}} {count}");
+        }
+
+        header(&mut out, "decisions_total", "counter", "Decisions returned, by action and reason (once per reason).");
+        for ((action, reason), count) in self.decisions.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            let _ = writeln!(
+                out,
+                "scale_units_decisions_total{{action=\"{}\",reason=\"{}\"}} {count}",
+                escape(action),
+                escape(reason)
+            );
+        }
+
+        header(&mut out, "evaluation_errors_total", "counter", "Evaluations answered with an error, by code.");
+        for (code, count) in self.errors.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            let _ = writeln!(out, "scale_units_evaluation_errors_total{{code=\"{}\"}} {count}", escape(code));
+        }
+
+        header(&mut out, "active_policy_info", "gauge", "The active policy: its digest and evaluator version.");
+        header(&mut out, "policy_activation", "gauge", "The active policy's activation number.");
+        if let Some(active) = registry.active() {
+            let _ = writeln!(
+                out,
+                "scale_units_active_policy_info{{digest=\"{}\",evaluator_version=\"{}\"}} 1",
+                escape(active.policy.digest()),
+                escape(&active.policy.info().evaluator_version)
+            );
+            let _ = writeln!(out, "scale_units_policy_activation {}", active.activation);
+        }
+
+        header(&mut out, "staged_policies", "gauge", "Policies staged (verified and through the conformance gate).");
+        let _ = writeln!(out, "scale_units_staged_policies {}", registry.staged().len());
+        header(&mut out, "shadow_divergences_total", "counter", "Requests on which the shadow candidate disagreed.");
+        let _ = writeln!(out, "scale_units_shadow_divergences_total {}", registry.divergences().1);
+        header(&mut out, "ready", "gauge", "1 while ready for traffic, 0 from SIGTERM on.");
+        let _ = writeln!(out, "scale_units_ready {}", u8::from(ready));
+        out
+    }
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP scale_units_{name} {help}\n# TYPE scale_units_{name} {kind}");
+}
+
+/// A label value: backslash, double quote and line feed escaped.
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}

@@ -1,0 +1,728 @@
+//! [`Units`]: the unit registry of the decision service — a scale-unit contract per Kubernetes
+//! workload (`namespace/name`) and the latest observations a collector pushed for it.
+//!
+//! Contracts come from a folder (a mounted ConfigMap), one file per unit named
+//! `<namespace>.<name>.json` (or `.yaml`, `.yml`), reloaded when it changes. Each contract is
+//! validated by the active policy (the component); a file it refuses is logged and the unit keeps
+//! its previous contract; a deleted file removes the unit.
+//!
+//! Observations (SPEC §5) are pushed with [`Units::put_observations`]: a push replaces the kinds it
+//! names and keeps the others; a capacity replaces the one on the same axis, a quota the one with
+//! the same `quota_ref`; `null` for `signal`, `continuity` or `safety` forgets that observation.
+//! Each is stored under its own key and disappears at its own `expires_at`, in this process or in
+//! Redis. To decide, [`Units::evaluate`] builds the SPEC §6 request from the contract, the stored
+//! observations and the service's clock (`now` in whole seconds, `Z`) and evaluates it through
+//! the [`PolicyRegistry`]; a missing or expired observation is simply absent, so the evaluator
+//! blocks. A store that cannot be read is an error, never an empty set of evidence.
+
+mod error;
+mod store;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use arc_swap::ArcSwap;
+use scale_units_core::{Decision, ErrorCode, EvaluationError};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+pub use error::UnitError;
+use store::{Store, Write};
+
+use scale_units_host::{PolicyRegistry, Provenance};
+
+/// The key of a unit: the workload's namespace and name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UnitKey {
+    /// The namespace (a DNS label).
+    pub namespace: String,
+    /// The workload's name (a DNS subdomain).
+    pub name: String,
+}
+
+impl UnitKey {
+    /// A key from a namespace and a name.
+    ///
+    /// # Errors
+    /// [`UnitError::InvalidKey`] unless the namespace is a DNS label (RFC 1123: 1 to 63 lower-case
+    /// letters, digits and `-`, starting and ending with a letter or digit) and the name a DNS
+    /// subdomain (1 to 253 characters, dot-separated labels).
+    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Result<Self, UnitError> {
+        let (namespace, name) = (namespace.into(), name.into());
+        if !is_dns_label(&namespace) {
+            return Err(UnitError::InvalidKey(format!("namespace {namespace:?} is not a DNS label")));
+        }
+        if name.is_empty() || name.len() > 253 || !name.split('.').all(is_dns_label) {
+            return Err(UnitError::InvalidKey(format!("name {name:?} is not a DNS subdomain")));
+        }
+        Ok(Self { namespace, name })
+    }
+
+    /// The key of a contract file named `<namespace>.<name>.<json|yaml|yml>` (the namespace has no
+    /// `.`, so the first `.` splits).
+    ///
+    /// # Errors
+    /// [`UnitError::InvalidKey`] for another extension or an invalid namespace or name.
+    pub fn from_file_name(file_name: &str) -> Result<Self, UnitError> {
+        let stem = [".json", ".yaml", ".yml"]
+            .iter()
+            .find_map(|extension| file_name.strip_suffix(extension))
+            .ok_or_else(|| UnitError::InvalidKey(format!("{file_name}: not a .json, .yaml or .yml file")))?;
+        let (namespace, name) = stem
+            .split_once('.')
+            .ok_or_else(|| UnitError::InvalidKey(format!("{file_name}: not named <namespace>.<name>.<extension>")))?;
+        Self::new(namespace, name)
+    }
+
+    /// The prefix of every store key of this unit; the braces make it a Redis Cluster hash tag,
+    /// so that one unit's keys live on one shard.
+    fn store_prefix(&self) -> String {
+        format!("scale-units:{{{}/{}}}:", self.namespace, self.name)
+    }
+}
+
+impl fmt::Display for UnitKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+fn is_dns_label(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let edge = |byte: Option<&u8>| byte.is_some_and(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit());
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && edge(bytes.first())
+        && edge(bytes.last())
+        && bytes.iter().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || *byte == b'-')
+}
+
+/// What [`Units::evaluate`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnitVerdict {
+    /// No contract is loaded for the unit: nothing to decide.
+    NoContract,
+    /// The evaluator's decision (possibly `blocked`) at `current_replicas`.
+    Decided {
+        /// The decision.
+        decision: Decision,
+        /// The replica count the decision was made at.
+        current_replicas: u64,
+    },
+}
+
+/// A decision with what produced it, for the service's `GET /v1/units/{namespace}/{name}`.
+#[derive(Clone, Debug)]
+pub struct UnitDecision {
+    /// The verdict.
+    pub verdict: UnitVerdict,
+    /// The decision's JSON exactly as the component wrote it (`None` without a contract).
+    pub decision_json: Option<String>,
+    /// The component that decided (`None` without a contract).
+    pub provenance: Option<Arc<Provenance>>,
+}
+
+/// What one scan of the contracts folder changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReloadReport {
+    /// Units whose contract was loaded or replaced.
+    pub loaded: Vec<UnitKey>,
+    /// Files refused, with why (the unit keeps its previous contract).
+    pub refused: Vec<(PathBuf, String)>,
+    /// Units whose file disappeared.
+    pub removed: Vec<UnitKey>,
+}
+
+/// A loaded, validated contract.
+#[derive(Debug)]
+struct Contract {
+    /// The contract as compact JSON.
+    text: String,
+    contract_id: String,
+    /// `policy.min_replicas`: a replica count every valid request accepts.
+    min_replicas: u64,
+    /// Axes whose capacity observations the evaluator reads (required, demand and engine axes).
+    axes: Vec<String>,
+    /// The `quota_ref` of each binding.
+    quota_refs: Vec<String>,
+    /// The file it came from (`None`: set through [`Units::set_contract`]).
+    source: Option<PathBuf>,
+}
+
+/// The fields of a contract the registry needs, read after the component accepted it.
+#[derive(Deserialize)]
+struct ContractShape {
+    #[serde(default)]
+    required_capacity_axes: Vec<String>,
+    #[serde(default)]
+    replica_demands: Vec<AxisOf>,
+    #[serde(default)]
+    engine_authority_axes: Vec<String>,
+    #[serde(default)]
+    quotas: Vec<QuotaOf>,
+    policy: PolicyOf,
+}
+
+#[derive(Deserialize)]
+struct AxisOf {
+    axis: String,
+}
+
+#[derive(Deserialize)]
+struct QuotaOf {
+    quota_ref: String,
+}
+
+#[derive(Deserialize)]
+struct PolicyOf {
+    #[serde(default = "one")]
+    min_replicas: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// The service's clock.
+pub type Clock = Arc<dyn Fn() -> SystemTime + Send + Sync>;
+
+/// How a [`Units`] registry is set up. Start from [`Units::builder`].
+#[derive(Clone)]
+pub struct UnitsBuilder {
+    registry: Arc<PolicyRegistry>,
+    dir: Option<PathBuf>,
+    redis_url: Option<String>,
+    reload_interval: Duration,
+    clock: Clock,
+}
+
+impl fmt::Debug for UnitsBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnitsBuilder")
+            .field("dir", &self.dir)
+            .field("redis", &self.redis_url.is_some())
+            .field("reload_interval", &self.reload_interval)
+            .finish_non_exhaustive()
+    }
+}
+
+impl UnitsBuilder {
+    /// The contracts folder (`<namespace>.<name>.json|yaml|yml`), loaded by [`Self::build`] and
+    /// rescanned by [`Units::watch`].
+    pub fn contracts_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dir = Some(dir.into());
+        self
+    }
+
+    /// Keeps observations in Redis at `url` (`redis://host:port/db`) instead of in this process.
+    pub fn redis(mut self, url: impl Into<String>) -> Self {
+        self.redis_url = Some(url.into());
+        self
+    }
+
+    /// How often [`Units::watch`] rescans the contracts folder (default 2 s).
+    pub fn reload_interval(mut self, interval: Duration) -> Self {
+        self.reload_interval = interval;
+        self
+    }
+
+    /// The clock `now` is read from (default: the system clock). For tests.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Connects to Redis (when set) and loads the contracts folder (when set).
+    ///
+    /// # Errors
+    /// [`UnitError::Config`] for a bad Redis URL or an unreadable folder, [`UnitError::Store`]
+    /// when Redis cannot be reached. A contract file that is refused is not an error: it is
+    /// logged and reported by [`Units::reload`].
+    pub async fn build(self) -> Result<Arc<Units>, UnitError> {
+        let store = match &self.redis_url {
+            Some(url) => Store::redis(url).await?,
+            None => Store::memory(),
+        };
+        let units = Arc::new(Units {
+            registry: self.registry,
+            contracts: ArcSwap::from_pointee(BTreeMap::new()),
+            store,
+            dir: self.dir,
+            reload_interval: self.reload_interval,
+            stamps: Mutex::new(HashMap::new()),
+            clock: self.clock,
+        });
+        if let Some(dir) = &units.dir {
+            std::fs::read_dir(dir).map_err(|error| {
+                UnitError::Config(format!("cannot read the contracts folder {}: {error}", dir.display()))
+            })?;
+            let report = units.reload().await;
+            log_report(&report);
+        }
+        Ok(units)
+    }
+}
+
+type Stamp = Option<(SystemTime, u64)>;
+
+/// The unit registry: contracts by `namespace/name` and the latest observations per unit.
+/// `Send + Sync`: share it in an `Arc`.
+pub struct Units {
+    registry: Arc<PolicyRegistry>,
+    contracts: ArcSwap<BTreeMap<UnitKey, Arc<Contract>>>,
+    store: Store,
+    dir: Option<PathBuf>,
+    reload_interval: Duration,
+    /// The stamp (modification time, length) of each contract file at its last scan.
+    stamps: Mutex<HashMap<PathBuf, Stamp>>,
+    clock: Clock,
+}
+
+impl fmt::Debug for Units {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Units")
+            .field("units", &self.contracts.load().len())
+            .field("store", &self.store.kind())
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The fields of an observations push.
+const PUSH_FIELDS: [&str; 7] =
+    ["signal", "capacities", "quotas", "continuity", "safety", "current_replicas", "last_action_at"];
+
+impl Units {
+    /// A registry evaluating through `registry`, with observations in memory and no contracts.
+    pub fn builder(registry: Arc<PolicyRegistry>) -> UnitsBuilder {
+        UnitsBuilder {
+            registry,
+            dir: None,
+            redis_url: None,
+            reload_interval: Duration::from_secs(2),
+            clock: Arc::new(SystemTime::now),
+        }
+    }
+
+    /// Where observations are kept: `"memory"` or `"redis"`.
+    pub fn store_kind(&self) -> &'static str {
+        self.store.kind()
+    }
+
+    /// The units with a contract, in order.
+    pub fn keys(&self) -> Vec<UnitKey> {
+        self.contracts.load().keys().cloned().collect()
+    }
+
+    /// The `contract_id` of the unit's contract, when one is loaded.
+    pub fn contract_id(&self, key: &UnitKey) -> Option<String> {
+        self.contracts.load().get(key).map(|contract| contract.contract_id.clone())
+    }
+
+    /// `now` as the evaluator receives it: the service's clock in whole seconds, UTC, `Z`.
+    pub fn now(&self) -> String {
+        timestamp((self.clock)()).strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    }
+
+    /// Sets the unit's contract (JSON text) without a file; a folder scan never removes it.
+    ///
+    /// # Errors
+    /// [`UnitError::Evaluation`] when the active policy refuses the contract, [`UnitError::Policy`]
+    /// when there is no active policy or the component fails.
+    pub async fn set_contract(&self, key: UnitKey, contract: &str) -> Result<String, UnitError> {
+        let contract = self.validate(contract.to_owned(), None).await?;
+        let contract_id = contract.contract_id.clone();
+        self.contracts.rcu(|contracts| {
+            let mut contracts = BTreeMap::clone(contracts);
+            contracts.insert(key.clone(), Arc::clone(&contract));
+            contracts
+        });
+        Ok(contract_id)
+    }
+
+    /// Scans the contracts folder once: loads new and changed files, drops units whose file is
+    /// gone. Does nothing without a folder.
+    pub async fn reload(&self) -> ReloadReport {
+        let mut report = ReloadReport::default();
+        let Some(dir) = &self.dir else { return report };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            report.refused.push((dir.clone(), "cannot read the folder".to_owned()));
+            return report;
+        };
+        let mut present: HashMap<PathBuf, Stamp> = HashMap::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(file_name) = path.file_name().and_then(|name| name.to_str()) else { continue };
+            // A ConfigMap volume holds `..data` and timestamped folders beside the keys.
+            if file_name.starts_with('.') || !path.is_file() {
+                continue;
+            }
+            let stamp = std::fs::metadata(&path).ok().and_then(|meta| Some((meta.modified().ok()?, meta.len())));
+            present.insert(path, stamp);
+        }
+        let previous = std::mem::take(&mut *self.stamps.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut changed: Vec<(PathBuf, UnitKey)> = Vec::new();
+        for (path, stamp) in &present {
+            if previous.get(path) == Some(stamp) {
+                continue;
+            }
+            let file_name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+            match UnitKey::from_file_name(file_name) {
+                Ok(key) => changed.push((path.clone(), key)),
+                Err(error) => report.refused.push((path.clone(), error.to_string())),
+            }
+        }
+        changed.sort();
+        let mut loaded: Vec<(UnitKey, Arc<Contract>)> = Vec::new();
+        for (path, key) in changed {
+            match self.load_file(&path).await {
+                Ok(contract) => loaded.push((key, contract)),
+                Err(reason) => report.refused.push((path, reason)),
+            }
+        }
+        *self.stamps.lock().unwrap_or_else(PoisonError::into_inner) = present.clone();
+        let mut removed = Vec::new();
+        self.contracts.rcu(|contracts| {
+            let mut contracts = BTreeMap::clone(contracts);
+            for (key, contract) in &loaded {
+                contracts.insert(key.clone(), Arc::clone(contract));
+            }
+            removed.clear();
+            contracts.retain(|key, contract| match &contract.source {
+                Some(path) if !present.contains_key(path) => {
+                    removed.push(key.clone());
+                    false
+                }
+                _ => true,
+            });
+            contracts
+        });
+        report.loaded = loaded.into_iter().map(|(key, _)| key).collect();
+        report.removed = removed;
+        report
+    }
+
+    /// Rescans the contracts folder every reload interval, forever (spawn it on the runtime).
+    pub async fn watch(self: Arc<Self>) {
+        let mut interval = tokio::time::interval(self.reload_interval);
+        interval.tick().await;
+        loop {
+            interval.tick().await;
+            log_report(&self.reload().await);
+        }
+    }
+
+    async fn load_file(&self, path: &Path) -> Result<Arc<Contract>, String> {
+        let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read: {error}"))?;
+        let is_yaml = path.extension().is_some_and(|extension| extension == "yaml" || extension == "yml");
+        let json = if is_yaml { yaml_to_json(&text)? } else { text };
+        self.validate(json, Some(path.to_owned())).await.map_err(|error| error.to_string())
+    }
+
+    /// Validates a contract through the active policy and reads what the registry needs from it.
+    async fn validate(&self, text: String, source: Option<PathBuf>) -> Result<Arc<Contract>, UnitError> {
+        let value: Value = serde_json::from_str(&text).map_err(|error| {
+            UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidJson, error.to_string(), ""))
+        })?;
+        let compact = value.to_string();
+        let registry = Arc::clone(&self.registry);
+        let checked = compact.clone();
+        let identity = tokio::task::spawn_blocking(move || {
+            let active = registry.active().ok_or(scale_units_host::RegistryError::NoActivePolicy)?;
+            active.policy.validate_contract_json(&checked).map_err(scale_units_host::RegistryError::Host)
+        })
+        .await
+        .map_err(|error| UnitError::Store(format!("the validation task failed: {error}")))?
+        .map_err(UnitError::Policy)?
+        .map_err(UnitError::Evaluation)?;
+        let shape: ContractShape = serde_json::from_value(value).map_err(|error| {
+            UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidField, error.to_string(), "contract"))
+        })?;
+        let mut axes: Vec<String> = Vec::new();
+        let demand_axes = shape.replica_demands.into_iter().map(|demand| demand.axis);
+        for axis in shape.required_capacity_axes.into_iter().chain(demand_axes).chain(shape.engine_authority_axes) {
+            if !axes.contains(&axis) {
+                axes.push(axis);
+            }
+        }
+        let mut quota_refs: Vec<String> = Vec::new();
+        for quota in shape.quotas {
+            if !quota_refs.contains(&quota.quota_ref) {
+                quota_refs.push(quota.quota_ref);
+            }
+        }
+        Ok(Arc::new(Contract {
+            text: compact,
+            contract_id: identity.contract_id,
+            min_replicas: shape.policy.min_replicas,
+            axes,
+            quota_refs,
+            source,
+        }))
+    }
+
+    /// Stores the observations of a collector's push (a JSON object with any of `signal`,
+    /// `capacities`, `quotas`, `continuity`, `safety`, `current_replicas` and `last_action_at`,
+    /// the time of the workload's last scale action, for the contract's cooldowns). Each
+    /// observation is checked by the active policy before anything is stored; it expires at its
+    /// `expires_at`.
+    /// Returns how many observations were written and how many forgotten (`null`).
+    ///
+    /// # Errors
+    /// [`UnitError::UnknownUnit`] without a contract, [`UnitError::InvalidObservations`] for a body
+    /// that is not such an object or an observation the evaluator refuses (nothing is stored),
+    /// [`UnitError::Policy`], [`UnitError::Store`].
+    pub async fn put_observations(&self, key: &UnitKey, body: &str) -> Result<(usize, usize), UnitError> {
+        let contract = self.contracts.load().get(key).cloned().ok_or_else(|| UnitError::UnknownUnit(key.clone()))?;
+        let invalid = |code, message: String, path: &str| {
+            UnitError::InvalidObservations(EvaluationError::new(code, message, path.to_owned()))
+        };
+        let push: Map<String, Value> = match serde_json::from_str::<Value>(body) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => return Err(invalid(ErrorCode::InvalidField, "the push must be a JSON object".to_owned(), "")),
+            Err(error) => return Err(invalid(ErrorCode::InvalidJson, error.to_string(), "")),
+        };
+        if let Some(field) = push.keys().find(|field| !PUSH_FIELDS.contains(&field.as_str())) {
+            return Err(invalid(ErrorCode::InvalidField, format!("unknown field {field}"), field));
+        }
+        let replicas = match push.get("current_replicas") {
+            None => None,
+            Some(value) => match value.as_u64() {
+                Some(count) if count <= 10_000 => Some(count),
+                Some(_) => {
+                    return Err(invalid(
+                        ErrorCode::ReplicasOutOfBounds,
+                        "current_replicas is outside bounds".to_owned(),
+                        "current_replicas",
+                    ));
+                }
+                None => {
+                    return Err(invalid(
+                        ErrorCode::InvalidField,
+                        "current_replicas must be a non-negative integer".to_owned(),
+                        "current_replicas",
+                    ));
+                }
+            },
+        };
+
+        // The component checks every observation (SPEC §5, duplicates of §6) in a request at the
+        // contract's floor; nothing of the decision is used.
+        let mut request = Map::new();
+        let contract_value: Value = serde_json::from_str(&contract.text)
+            .map_err(|error| invalid(ErrorCode::InvalidJson, error.to_string(), "contract"))?;
+        request.insert("contract".to_owned(), contract_value);
+        request.insert("current_replicas".to_owned(), Value::from(contract.min_replicas));
+        request.insert("now".to_owned(), Value::String(self.now()));
+        for field in ["signal", "capacities", "quotas", "continuity", "safety", "last_action_at"] {
+            if let Some(value) = push.get(field) {
+                request.insert(field.to_owned(), value.clone());
+            }
+        }
+        let request = Value::Object(request).to_string();
+        let registry = Arc::clone(&self.registry);
+        match tokio::task::spawn_blocking(move || registry.evaluate_json(&request)).await {
+            Ok(Ok(Ok(_))) => {}
+            Ok(Ok(Err(error))) => return Err(UnitError::InvalidObservations(error)),
+            Ok(Err(error)) => return Err(UnitError::Policy(error)),
+            Err(error) => return Err(UnitError::Store(format!("the validation task failed: {error}"))),
+        }
+
+        let prefix = key.store_prefix();
+        let mut writes = Vec::new();
+        let (mut written, mut forgotten) = (0, 0);
+        let mut put = |slot: String, value: &Value| -> Result<(), UnitError> {
+            if value.is_null() {
+                forgotten += 1;
+                writes.push(Write { key: format!("{prefix}{slot}"), value: None, expires_at_ms: None });
+                return Ok(());
+            }
+            let expires_at = value
+                .get("expires_at")
+                .and_then(Value::as_str)
+                .and_then(|text| text.parse::<jiff::Timestamp>().ok())
+                .ok_or_else(|| invalid(ErrorCode::InvalidTime, "expires_at cannot be read".to_owned(), &slot))?;
+            written += 1;
+            writes.push(Write {
+                key: format!("{prefix}{slot}"),
+                value: Some(value.to_string()),
+                expires_at_ms: Some(expires_at.as_millisecond()),
+            });
+            Ok(())
+        };
+        for kind in ["signal", "continuity", "safety"] {
+            if let Some(value) = push.get(kind) {
+                put(kind.to_owned(), value)?;
+            }
+        }
+        for (list, field, slot) in [("capacities", "axis", "capacity"), ("quotas", "quota_ref", "quota")] {
+            for value in push.get(list).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+                let name = value.get(field).and_then(Value::as_str).unwrap_or_default();
+                put(format!("{slot}:{name}"), value)?;
+            }
+        }
+        if let Some(count) = replicas {
+            writes.push(Write {
+                key: format!("{prefix}replicas"),
+                value: Some(count.to_string()),
+                expires_at_ms: None,
+            });
+        }
+        // Checked by the component above as the request's `last_action_at` (a time or null).
+        match push.get("last_action_at") {
+            None => {}
+            Some(Value::Null) => {
+                forgotten += 1;
+                writes.push(Write { key: format!("{prefix}last_action"), value: None, expires_at_ms: None });
+            }
+            Some(value) => {
+                written += 1;
+                writes.push(Write {
+                    key: format!("{prefix}last_action"),
+                    value: Some(value.to_string()),
+                    expires_at_ms: None,
+                });
+            }
+        }
+        self.store.write(writes, self.now_ms()).await?;
+        Ok((written, forgotten))
+    }
+
+    /// Evaluates the unit at `current_replicas` (`None`: the last count the collector pushed).
+    ///
+    /// # Errors
+    /// [`UnitError::UnknownReplicas`] when no count is given or known, [`UnitError::Store`] when
+    /// the observations cannot be read (never evaluated as if there were none),
+    /// [`UnitError::Evaluation`] when the evaluator refuses the request (a count below the
+    /// contract's floor), [`UnitError::Policy`].
+    pub async fn evaluate(&self, key: &UnitKey, current_replicas: Option<u64>) -> Result<UnitVerdict, UnitError> {
+        self.decide(key, current_replicas).await.map(|decided| decided.verdict)
+    }
+
+    /// [`Self::evaluate`], with the decision's JSON as the component wrote it and its provenance.
+    ///
+    /// # Errors
+    /// As [`Self::evaluate`].
+    pub async fn decide(&self, key: &UnitKey, current_replicas: Option<u64>) -> Result<UnitDecision, UnitError> {
+        let Some(contract) = self.contracts.load().get(key).cloned() else {
+            return Ok(UnitDecision { verdict: UnitVerdict::NoContract, decision_json: None, provenance: None });
+        };
+        let prefix = key.store_prefix();
+        let mut keys: Vec<String> = ["signal", "continuity", "safety", "replicas", "last_action"]
+            .iter()
+            .map(|slot| format!("{prefix}{slot}"))
+            .collect();
+        keys.extend(contract.axes.iter().map(|axis| format!("{prefix}capacity:{axis}")));
+        keys.extend(contract.quota_refs.iter().map(|quota| format!("{prefix}quota:{quota}")));
+        let values = self.store.read(&keys, self.now_ms()).await?;
+        let mut values = values.into_iter();
+        let mut next = || values.next().flatten();
+        let (signal, continuity, safety, replicas, last_action) = (next(), next(), next(), next(), next());
+        let current = match current_replicas {
+            Some(count) => count,
+            None => replicas
+                .and_then(|text| text.parse::<u64>().ok())
+                .ok_or_else(|| UnitError::UnknownReplicas(key.clone()))?,
+        };
+        let capacities: Vec<String> = contract.axes.iter().filter_map(|_| next()).collect();
+        let quotas: Vec<String> = contract.quota_refs.iter().filter_map(|_| next()).collect();
+        let request = format!(
+            "{{\"contract\":{},\"current_replicas\":{current},\"now\":\"{}\",\"signal\":{},\"capacities\":[{}],\"quotas\":[{}],\"continuity\":{},\"safety\":{},\"last_action_at\":{}}}",
+            contract.text,
+            self.now(),
+            signal.as_deref().unwrap_or("null"),
+            capacities.join(","),
+            quotas.join(","),
+            continuity.as_deref().unwrap_or("null"),
+            safety.as_deref().unwrap_or("null"),
+            last_action.as_deref().unwrap_or("null"),
+        );
+        let registry = Arc::clone(&self.registry);
+        let served = match tokio::task::spawn_blocking(move || registry.evaluate_json(&request)).await {
+            Ok(Ok(Ok(served))) => served,
+            Ok(Ok(Err(error))) => return Err(UnitError::Evaluation(error)),
+            Ok(Err(error)) => return Err(UnitError::Policy(error)),
+            Err(error) => return Err(UnitError::Store(format!("the evaluation task failed: {error}"))),
+        };
+        let decision: Decision = serde_json::from_str(&served.evaluated.decision).map_err(|error| {
+            UnitError::Evaluation(EvaluationError::new(
+                ErrorCode::InvalidJson,
+                format!("the component's decision cannot be read: {error}"),
+                "",
+            ))
+        })?;
+        Ok(UnitDecision {
+            verdict: UnitVerdict::Decided { decision, current_replicas: current },
+            decision_json: Some(served.evaluated.decision),
+            provenance: Some(served.evaluated.provenance),
+        })
+    }
+
+    /// Records that the unit's replica count changed now (the webhook admitted a change), so the
+    /// contract's cooldowns apply to the next decision on every replica of the service.
+    ///
+    /// # Errors
+    /// [`UnitError::Store`] when the store cannot be written.
+    pub async fn record_action(&self, key: &UnitKey) -> Result<(), UnitError> {
+        let write = Write {
+            key: format!("{}last_action", key.store_prefix()),
+            value: Some(Value::String(self.now()).to_string()),
+            expires_at_ms: None,
+        };
+        self.store.write(vec![write], self.now_ms()).await
+    }
+
+    fn now_ms(&self) -> i64 {
+        timestamp((self.clock)()).as_millisecond()
+    }
+}
+
+fn timestamp(time: SystemTime) -> jiff::Timestamp {
+    let seconds = match time.duration_since(UNIX_EPOCH) {
+        Ok(elapsed) => i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX),
+        Err(before) => i64::try_from(before.duration().as_secs()).map_or(i64::MIN, |seconds| -seconds),
+    };
+    jiff::Timestamp::from_second(seconds).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+}
+
+fn log_report(report: &ReloadReport) {
+    for key in &report.loaded {
+        eprintln!("scale-units serve: contract of {key} loaded");
+    }
+    for key in &report.removed {
+        eprintln!("scale-units serve: contract of {key} removed (its file is gone)");
+    }
+    for (path, reason) in &report.refused {
+        eprintln!("scale-units serve: contract {} refused, the previous one stays: {reason}", path.display());
+    }
+}
+
+fn yaml_to_json(text: &str) -> Result<String, String> {
+    // As the CLI reads YAML: YAML 1.2 booleans only, a duplicate key is an error.
+    let options = serde_saphyr::options! {
+        strict_booleans: true,
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+    };
+    let value: Value = serde_saphyr::from_str_with_options(text, options)
+        .map_err(|error| format!("the document is not valid YAML: {error}"))?;
+    Ok(value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UnitKey;
+
+    #[test]
+    fn file_names_split_at_the_first_dot() {
+        let key = UnitKey::from_file_name("shop.api.v2.yaml").unwrap();
+        assert_eq!((key.namespace.as_str(), key.name.as_str()), ("shop", "api.v2"));
+        assert!(UnitKey::from_file_name("shop.json").is_err());
+        assert!(UnitKey::from_file_name("Shop.api.json").is_err());
+        assert!(UnitKey::from_file_name("shop.api.txt").is_err());
+        assert!(UnitKey::new("-shop", "api").is_err());
+        assert!(UnitKey::new("shop", "api..x").is_err());
+    }
+}

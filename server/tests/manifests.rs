@@ -1,0 +1,458 @@
+//! `deploy/kubernetes/`: every manifest parses as its Kubernetes API type (k8s-openapi; KEDA's
+//! ScaledObject and cert-manager's resources, which have none, as the fields checked) with no
+//! field the type does not know, and the wiring agrees: container ports, Service ports and target
+//! ports, the service's own arguments, the webhook's service, port and path, KEDA's scaler address,
+//! the probe paths and the webhook route as the real service serves them, the grace period against
+//! the drain, the certificate's secret and names, and the contracts of the ConfigMap (the example
+//! files, byte for byte, accepted by the component, bounds equal to the ScaledObjects').
+#![allow(
+    clippy::panic,
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "test code: a failed expectation is a test failure"
+)]
+
+#[path = "../../host-rs/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Container, PodSpec, Service};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use scale_units_host::{Candidate, Policy, PolicyRegistry};
+use scale_units_server::service::{Service as DecisionService, ServiceConfig};
+use scale_units_server::units::{UnitKey, Units};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use support::{Client, Running};
+
+fn deploy_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/kubernetes")
+}
+
+/// Every manifest of `deploy/kubernetes/`, by kind: (file, document).
+fn manifests() -> BTreeMap<String, Vec<(String, Value)>> {
+    let mut by_kind: BTreeMap<String, Vec<(String, Value)>> = BTreeMap::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(deploy_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "yaml" || extension == "yml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let documents: Vec<Value> =
+            serde_saphyr::from_multiple(&text).unwrap_or_else(|error| panic!("{}: {error}", file.display()));
+        for document in documents {
+            let kind = document["kind"].as_str().unwrap_or_else(|| panic!("{}: no kind", file.display())).to_owned();
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            by_kind.entry(kind).or_default().push((name, document));
+        }
+    }
+    by_kind
+}
+
+/// The document as its API type; serialized back it must be the same document, so that a
+/// misspelt or misplaced field (which the type would silently drop) fails.
+fn typed<T: DeserializeOwned + serde::Serialize>(file: &str, document: &Value) -> T {
+    let value: T = serde_json::from_value(document.clone()).unwrap_or_else(|error| panic!("{file}: {error}"));
+    let back = serde_json::to_value(&value).unwrap();
+    assert_eq!(&back, document, "{file}: a field the API type does not know, or a wrong type");
+    value
+}
+
+/// The one document of `kind`.
+fn one<T: DeserializeOwned + serde::Serialize>(manifests: &BTreeMap<String, Vec<(String, Value)>>, kind: &str) -> T {
+    let documents = &manifests[kind];
+    assert_eq!(documents.len(), 1, "one {kind}");
+    typed(&documents[0].0, &documents[0].1)
+}
+
+/// KEDA's ScaledObject: the fields checked (keda.sh/v1alpha1).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ScaledObject {
+    api_version: String,
+    metadata: Metadata,
+    spec: ScaledObjectSpec,
+}
+
+#[derive(Debug, Deserialize)]
+struct Metadata {
+    name: String,
+    namespace: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ScaledObjectSpec {
+    scale_target_ref: TargetRef,
+    min_replica_count: u64,
+    max_replica_count: u64,
+    fallback: Option<Value>,
+    triggers: Vec<Trigger>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TargetRef {
+    api_version: String,
+    kind: String,
+    name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Trigger {
+    #[serde(rename = "type")]
+    kind: String,
+    metric_type: String,
+    metadata: BTreeMap<String, String>,
+}
+
+/// cert-manager's Certificate: the fields checked.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Certificate {
+    metadata: Metadata,
+    spec: CertificateSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CertificateSpec {
+    secret_name: String,
+    dns_names: Vec<String>,
+    issuer_ref: Value,
+}
+
+/// The deployment's one container and its pod.
+fn container(deployment: &Deployment) -> (&PodSpec, &Container) {
+    let pod = deployment.spec.as_ref().unwrap().template.spec.as_ref().unwrap();
+    assert_eq!(pod.containers.len(), 1);
+    (pod, &pod.containers[0])
+}
+
+/// The value following `flag` in the container's arguments.
+fn arg<'a>(container: &'a Container, flag: &str) -> Option<&'a str> {
+    let args = container.args.as_ref().unwrap();
+    args.iter().position(|arg| arg == flag).map(|index| args[index + 1].as_str())
+}
+
+fn port_of(address: &str) -> i32 {
+    address.rsplit_once(':').unwrap().1.parse().unwrap()
+}
+
+/// The container port a Service target port names (by name or number).
+fn container_port(container: &Container, target: &IntOrString) -> i32 {
+    let ports = container.ports.as_ref().unwrap();
+    match target {
+        IntOrString::Int(number) => ports.iter().find(|port| port.container_port == *number),
+        IntOrString::String(name) => ports.iter().find(|port| port.name.as_deref() == Some(name.as_str())),
+    }
+    .unwrap_or_else(|| panic!("no container port {target:?}"))
+    .container_port
+}
+
+/// The mount path of the volume that holds `file` (a path in the container).
+fn volume_of<'a>(pod: &'a PodSpec, container: &Container, file: &str) -> &'a k8s_openapi::api::core::v1::Volume {
+    let mount = container
+        .volume_mounts
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|mount| Path::new(file).starts_with(&mount.mount_path))
+        .unwrap_or_else(|| panic!("no volume mounted for {file}"));
+    pod.volumes.as_ref().unwrap().iter().find(|volume| volume.name == mount.name).unwrap()
+}
+
+#[test]
+fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
+    let manifests = manifests();
+    let kinds: Vec<&str> = manifests.keys().map(String::as_str).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Certificate",
+            "ConfigMap",
+            "Deployment",
+            "Issuer",
+            "ScaledObject",
+            "Service",
+            "ValidatingWebhookConfiguration"
+        ],
+        "a new kind needs its checks here"
+    );
+    let _: Deployment = one(&manifests, "Deployment");
+    let _: Service = one(&manifests, "Service");
+    let _: ConfigMap = one(&manifests, "ConfigMap");
+    let _: ValidatingWebhookConfiguration = one(&manifests, "ValidatingWebhookConfiguration");
+    for (file, document) in &manifests["ScaledObject"] {
+        let scaled: ScaledObject =
+            serde_json::from_value(document.clone()).unwrap_or_else(|error| panic!("{file}: {error}"));
+        assert_eq!(scaled.api_version, "keda.sh/v1alpha1", "{file}");
+    }
+    for (file, document) in manifests["Certificate"].iter().chain(&manifests["Issuer"]) {
+        assert_eq!(document["apiVersion"], "cert-manager.io/v1", "{file}");
+    }
+}
+
+#[test]
+fn ports_arguments_and_volumes_agree() {
+    let manifests = manifests();
+    let deployment: Deployment = one(&manifests, "Deployment");
+    let service: Service = one(&manifests, "Service");
+    let config_map: ConfigMap = one(&manifests, "ConfigMap");
+    let (pod, container) = container(&deployment);
+
+    // The Service selects the pods.
+    let selector = service.spec.as_ref().unwrap().selector.as_ref().unwrap();
+    let labels = deployment.spec.as_ref().unwrap().template.metadata.as_ref().unwrap().labels.as_ref().unwrap();
+    assert!(selector.iter().all(|(key, value)| labels.get(key) == Some(value)), "{selector:?} ⊄ {labels:?}");
+    let match_labels = deployment.spec.as_ref().unwrap().selector.match_labels.as_ref().unwrap();
+    assert!(match_labels.iter().all(|(key, value)| labels.get(key) == Some(value)));
+
+    // Every Service port reaches a container port, and each container port is what the service
+    // listens on: HTTPS (--listen, with --webhook and its certificate) and gRPC (--keda-listen).
+    let ports = service.spec.as_ref().unwrap().ports.as_ref().unwrap();
+    let by_name = |name: &str| ports.iter().find(|port| port.name.as_deref() == Some(name)).unwrap();
+    let https = container_port(container, by_name("https").target_port.as_ref().unwrap());
+    let grpc = container_port(container, by_name("grpc").target_port.as_ref().unwrap());
+    assert_eq!(ports.len(), 2);
+    assert_eq!(https, port_of(arg(container, "--listen").unwrap()));
+    assert_eq!(grpc, port_of(arg(container, "--keda-listen").unwrap()));
+    assert_eq!(by_name("https").port, 443);
+    let args = container.args.as_ref().unwrap();
+    assert_eq!(args[0], "serve");
+    assert!(args.iter().any(|arg| arg == "--webhook"));
+    assert!(arg(container, "--listen").unwrap().starts_with("0.0.0.0:"));
+    assert!(arg(container, "--keda-listen").unwrap().starts_with("0.0.0.0:"));
+
+    // The contracts folder is the ConfigMap; the certificate and key a Secret; the token too.
+    let units = volume_of(pod, container, arg(container, "--units").unwrap());
+    assert_eq!(units.config_map.as_ref().unwrap().name, config_map.metadata.name.clone().unwrap());
+    assert_eq!(
+        Path::new(arg(container, "--units").unwrap()),
+        Path::new(
+            &container
+                .volume_mounts
+                .as_ref()
+                .unwrap()
+                .iter()
+                .find(|mount| mount.name == units.name)
+                .unwrap()
+                .mount_path
+        ),
+        "the ConfigMap's keys are the folder's files"
+    );
+    let cert = volume_of(pod, container, arg(container, "--tls-cert").unwrap());
+    let key = volume_of(pod, container, arg(container, "--tls-key").unwrap());
+    assert_eq!(cert.name, key.name);
+    assert!(cert.secret.is_some());
+    let token = volume_of(pod, container, arg(container, "--token-file").unwrap());
+    assert!(token.secret.is_some(), "a listener outside loopback needs a token");
+    // A read-only root: the compiled-component cache is a volume.
+    let cache = container.env.as_ref().unwrap().iter().find(|env| env.name == "SCALE_UNITS_CACHE_DIR").unwrap();
+    assert!(volume_of(pod, container, cache.value.as_deref().unwrap()).empty_dir.is_some());
+    assert_eq!(container.security_context.as_ref().unwrap().read_only_root_filesystem, Some(true));
+}
+
+#[test]
+fn the_grace_period_covers_the_pre_stop_the_shutdown_delay_and_the_drain() {
+    let manifests = manifests();
+    let deployment: Deployment = one(&manifests, "Deployment");
+    let (pod, container) = container(&deployment);
+    let defaults = ServiceConfig::default();
+    let millis = |flag: &str, default: Duration| {
+        arg(container, flag).map_or(default, |value| Duration::from_millis(value.parse().unwrap()))
+    };
+    let delay = millis("--shutdown-delay-ms", defaults.shutdown_delay);
+    let drain = millis("--drain-timeout-ms", defaults.drain_timeout);
+    let pre_stop = container.lifecycle.as_ref().unwrap().pre_stop.as_ref().unwrap();
+    let sleep = Duration::from_secs(pre_stop.sleep.as_ref().unwrap().seconds.try_into().unwrap());
+    let grace = Duration::from_secs(pod.termination_grace_period_seconds.unwrap().try_into().unwrap());
+    assert!(grace >= sleep + delay + drain, "{grace:?} < {sleep:?} + {delay:?} + {drain:?}");
+    assert!(delay >= defaults.shutdown_delay && drain >= defaults.drain_timeout, "no shorter than the defaults");
+}
+
+#[test]
+fn the_webhook_calls_the_service_on_its_route_and_fails_closed() {
+    let manifests = manifests();
+    let webhook: ValidatingWebhookConfiguration = one(&manifests, "ValidatingWebhookConfiguration");
+    let service: Service = one(&manifests, "Service");
+    let certificates = &manifests["Certificate"];
+    assert_eq!(certificates.len(), 1);
+    let certificate: Certificate = serde_json::from_value(certificates[0].1.clone()).unwrap();
+    let deployment: Deployment = one(&manifests, "Deployment");
+    let (pod, container) = container(&deployment);
+
+    let hooks = webhook.webhooks.as_ref().unwrap();
+    assert_eq!(hooks.len(), 1);
+    let hook = &hooks[0];
+    assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
+    assert!((1..=5).contains(&hook.timeout_seconds.unwrap()), "a short timeout");
+    assert_eq!(hook.side_effects, "None");
+    assert_eq!(hook.admission_review_versions, ["v1"]);
+    let target = hook.client_config.service.as_ref().unwrap();
+    assert_eq!(Some(&target.name), service.metadata.name.as_ref());
+    assert_eq!(target.path.as_deref(), Some("/v1/admission"));
+    let https = service
+        .spec
+        .as_ref()
+        .unwrap()
+        .ports
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|port| port.name.as_deref() == Some("https"));
+    assert_eq!(target.port, Some(https.unwrap().port));
+    let namespace = &target.namespace;
+
+    // Replica changes of Deployments and StatefulSets, and of their scale subresource.
+    let rules = hook.rules.as_ref().unwrap();
+    assert_eq!(rules.len(), 1);
+    assert_eq!(rules[0].api_groups.as_deref(), Some(&["apps".to_owned()][..]));
+    assert_eq!(rules[0].operations.as_deref(), Some(&["UPDATE".to_owned()][..]));
+    let mut resources = rules[0].resources.clone().unwrap();
+    resources.sort();
+    assert_eq!(resources, ["deployments", "deployments/scale", "statefulsets", "statefulsets/scale"]);
+    // Never the service's own namespace: with failurePolicy Fail, the webhook could otherwise
+    // refuse its own rollout.
+    let excluded = hook.namespace_selector.as_ref().unwrap().match_expressions.as_ref().unwrap();
+    assert!(excluded.iter().any(|expression| expression.key == "kubernetes.io/metadata.name"
+        && expression.operator == "NotIn"
+        && expression.values.as_ref().unwrap().contains(namespace)));
+
+    // The serving certificate: named for the Service, in the Secret the pod mounts, its CA
+    // injected into this configuration.
+    assert!(certificate.spec.dns_names.contains(&format!("{}.{namespace}.svc", target.name)));
+    let tls = volume_of(pod, container, arg(container, "--tls-cert").unwrap());
+    assert_eq!(tls.secret.as_ref().unwrap().secret_name.as_deref(), Some(certificate.spec.secret_name.as_str()));
+    let metadata = webhook.metadata.annotations.as_ref().unwrap();
+    assert_eq!(metadata["cert-manager.io/inject-ca-from"], format!("{namespace}/{}", certificate.metadata.name));
+    let issuer = &manifests["Issuer"][0].1;
+    assert_eq!(certificate.spec.issuer_ref["name"], issuer["metadata"]["name"]);
+}
+
+#[test]
+fn every_scaled_object_asks_the_service_about_a_unit_of_the_config_map() {
+    let manifests = manifests();
+    let service: Service = one(&manifests, "Service");
+    let config_map: ConfigMap = one(&manifests, "ConfigMap");
+    let webhook: ValidatingWebhookConfiguration = one(&manifests, "ValidatingWebhookConfiguration");
+    let namespace = &webhook.webhooks.as_ref().unwrap()[0].client_config.service.as_ref().unwrap().namespace;
+    let grpc =
+        service.spec.as_ref().unwrap().ports.as_ref().unwrap().iter().find(|port| port.name.as_deref() == Some("grpc"));
+    let address = format!("{}.{namespace}.svc:{}", service.metadata.name.as_ref().unwrap(), grpc.unwrap().port);
+    let contracts = config_map.data.as_ref().unwrap();
+
+    let scaled_objects = &manifests["ScaledObject"];
+    assert_eq!(scaled_objects.len(), contracts.len(), "one ScaledObject per unit");
+    for (file, document) in scaled_objects {
+        let scaled: ScaledObject = serde_json::from_value(document.clone()).unwrap();
+        assert_eq!(scaled.spec.scale_target_ref.api_version, "apps/v1", "{file}");
+        assert_eq!(scaled.spec.scale_target_ref.kind, "Deployment", "{file}");
+        // A fallback would replace the current count by a fixed one when the scaler fails.
+        assert!(scaled.spec.fallback.is_none(), "{file}: no fallback");
+        assert_eq!(scaled.spec.triggers.len(), 1, "{file}");
+        let trigger = &scaled.spec.triggers[0];
+        assert_eq!(trigger.kind, "external", "{file}");
+        assert_eq!(trigger.metric_type, "AverageValue", "{file}: the HPA divides the metric by the target of 1");
+        assert_eq!(trigger.metadata["scalerAddress"], address, "{file}");
+        // The unit the scaler reads: the ScaledObject's namespace and the `unit` metadata.
+        let unit_namespace = scaled.metadata.namespace.as_deref().unwrap();
+        let unit_name = trigger.metadata.get("unit").unwrap_or(&scaled.metadata.name);
+        assert_eq!(unit_name, &scaled.spec.scale_target_ref.name, "{file}: the unit is the workload it scales");
+        let key = format!("{unit_namespace}.{unit_name}.json");
+        let contract: Value =
+            serde_json::from_str(contracts.get(&key).unwrap_or_else(|| panic!("{file}: no contract {key}"))).unwrap();
+        assert_eq!(contract["unit_ref"], format!("unit:{unit_namespace}/{unit_name}"), "{file}");
+        // KEDA's bounds are the contract's.
+        assert_eq!(scaled.spec.min_replica_count, contract["policy"]["min_replicas"].as_u64().unwrap(), "{file}");
+        assert_eq!(scaled.spec.max_replica_count, contract["policy"]["max_replicas"].as_u64().unwrap(), "{file}");
+        let to_zero = contract["policy"]["allow_scale_to_zero"].as_bool().unwrap_or(false);
+        assert_eq!(scaled.spec.min_replica_count == 0, to_zero, "{file}: zero only where the contract allows it");
+    }
+}
+
+#[test]
+fn the_config_map_holds_the_example_contracts_and_the_component_accepts_them() {
+    let manifests = manifests();
+    let config_map: ConfigMap = one(&manifests, "ConfigMap");
+    let contracts = config_map.data.as_ref().unwrap();
+    let examples = [("zentinelle.gateway.json", "api-gateway"), ("media.transcode.json", "media-pool")];
+    assert_eq!(contracts.len(), examples.len());
+    for (key, example) in examples {
+        assert_eq!(contracts[key], common::example(&format!("{example}/contract.json")), "{key}: byte for byte");
+        UnitKey::from_file_name(key).unwrap();
+    }
+
+    // Mounted as a folder, the unit registry loads both through the component.
+    let dir = std::env::temp_dir().join(format!("scale-units-manifests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (key, text) in contracts {
+        std::fs::write(dir.join(key), text).unwrap();
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let units =
+        runtime.block_on(async { Units::builder(Arc::new(registry())).contracts_dir(&dir).build().await.unwrap() });
+    let mut keys: Vec<String> = units.keys().iter().map(ToString::to_string).collect();
+    keys.sort();
+    assert_eq!(keys, ["media/transcode", "zentinelle/gateway"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_probe_paths_and_the_webhook_path_are_served() {
+    let manifests = manifests();
+    let deployment: Deployment = one(&manifests, "Deployment");
+    let webhook: ValidatingWebhookConfiguration = one(&manifests, "ValidatingWebhookConfiguration");
+    let (_, container) = container(&deployment);
+    let probe = |probe: Option<&k8s_openapi::api::core::v1::Probe>| {
+        let get = probe.unwrap().http_get.clone().unwrap();
+        assert_eq!(get.scheme.as_deref(), Some("HTTPS"), "the listener is HTTPS with --webhook");
+        assert_eq!(get.port, IntOrString::String("https".to_owned()));
+        get.path.unwrap()
+    };
+    let ready = probe(container.readiness_probe.as_ref());
+    let live = probe(container.liveness_probe.as_ref());
+    let startup = probe(container.startup_probe.as_ref());
+    assert_eq!((ready.as_str(), live.as_str()), ("/ready", "/health"));
+
+    // The real service (HTTP here; the same router is served over HTTPS) answers them.
+    let registry = Arc::new(registry());
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let units = runtime.block_on(async { Units::builder(Arc::clone(&registry)).build().await.unwrap() });
+    let config = ServiceConfig { units: Some(units), shutdown_delay: Duration::ZERO, ..ServiceConfig::default() };
+    let running = Running::start(DecisionService::new(registry, config), 1);
+    let mut client = Client::new(running.address);
+    for path in [&ready, &live, &startup] {
+        let reply = client.get(path).unwrap();
+        assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+    }
+    let path = webhook.webhooks.as_ref().unwrap()[0].client_config.service.as_ref().unwrap().path.clone().unwrap();
+    let reply = client.post(&path, &[("content-type", "application/json")], b"{}").unwrap();
+    assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+    assert_eq!(reply.json()["kind"], "AdmissionReview", "{path} answers a review: {}", reply.body);
+    assert_eq!(client.get("/no-such-route").unwrap().status, 404, "an unknown path would not pass");
+    running.stop();
+}
+
+/// A registry with the built component active.
+fn registry() -> PolicyRegistry {
+    let registry = PolicyRegistry::builder()
+        .policy_builder(Policy::builder().cache_dir(std::env::temp_dir().join("scale-units-test-cache")))
+        .build();
+    let digest = registry.stage(Candidate::new(common::component_bytes())).unwrap().digest;
+    registry.activate(&digest).unwrap();
+    registry
+}

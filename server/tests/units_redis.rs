@@ -1,0 +1,206 @@
+//! Observations in Redis: two service instances sharing one `redis-server` answer from the same
+//! evidence; keys expire with their observations; a Redis restart loses the evidence (blocked,
+//! denied) and Redis down denies (never allowed on nothing). Needs `redis-server` (.ci/run
+//! installs it); without it these tests fail.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, reason = "tests")]
+
+mod kubernetes;
+
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kubernetes::*;
+use scale_units_host::ActionKind;
+use scale_units_server::units::{UnitError, UnitVerdict, Units};
+use serde_json::json;
+
+/// A `redis-server` on a loopback port, with no persistence, in a temp dir.
+struct Redis {
+    port: u16,
+    dir: std::path::PathBuf,
+    child: Option<Child>,
+}
+
+impl Redis {
+    fn start() -> Self {
+        let mut redis = Self { port: free_port(), dir: temp_dir("redis"), child: None };
+        redis.spawn();
+        redis
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!(
+                    "redis-server cannot be started ({error}): install it (apt-get install redis-server; .ci/run does)"
+                )
+            });
+        self.child = Some(child);
+        for _ in 0..200 {
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("redis-server did not start on port {}", self.port);
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+/// A free loopback port below the kernel's ephemeral range (32768 and up on Linux). A port from
+/// `bind(0)` is in that range, and while Redis is down for a restart the clients' reconnects to it
+/// can take it as their own source port (a TCP self-connect), so the restarted server cannot bind.
+/// Each call of this process takes a port no earlier call took.
+fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20_000 + u16::try_from(std::process::id() % 400).unwrap() * 25;
+    loop {
+        let port = base + NEXT.fetch_add(1, Ordering::SeqCst) % 2_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+async fn replica(registry: &Arc<scale_units_host::PolicyRegistry>, dir: &Path, url: &str) -> Arc<Units> {
+    Units::builder(Arc::clone(registry)).contracts_dir(dir).redis(url).build().await.unwrap()
+}
+
+fn decided(verdict: UnitVerdict) -> scale_units_host::Decision {
+    match verdict {
+        UnitVerdict::Decided { decision, .. } => decision,
+        UnitVerdict::NoContract => panic!("no contract"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_share_the_evidence_and_a_redis_restart_blocks() {
+    let mut redis = Redis::start();
+    let registry = registry();
+    let dir = temp_dir("units-redis");
+    write_contract(&dir, "shop/gateway", &gateway_contract());
+    let (a, b) = (replica(&registry, &dir, &redis.url()).await, replica(&registry, &dir, &redis.url()).await);
+    assert_eq!(a.store_kind(), "redis");
+    let unit = key("shop/gateway");
+
+    // A collector pushes to replica A; replica B decides on the same evidence.
+    a.put_observations(&unit, &gateway_push(640).to_string()).await.unwrap();
+    let (from_a, from_b) =
+        (decided(a.evaluate(&unit, None).await.unwrap()), decided(b.evaluate(&unit, None).await.unwrap()));
+    assert_eq!(from_b.action, ActionKind::ScaleUp);
+    assert_eq!((from_b.current_replicas, from_b.desired_replicas), (3, 5));
+    assert_eq!(from_a.decision_id, from_b.decision_id);
+
+    // A push to B merges into what A wrote: a new signal, the capacities kept.
+    b.put_observations(&unit, &json!({"signal": signal(900, 120)}).to_string()).await.unwrap();
+    let at_900 = decided(a.evaluate(&unit, Some(5)).await.unwrap());
+    assert_eq!((at_900.action, at_900.desired_replicas), (ActionKind::ScaleUp, 7));
+
+    // A scale action admitted by replica A (its webhook records it) starts the cooldown on B too.
+    a.record_action(&unit).await.unwrap();
+    let cooling = decided(b.evaluate(&unit, Some(5)).await.unwrap());
+    assert_eq!(cooling.action, ActionKind::Hold);
+    assert!(cooling.reasons.iter().any(|reason| reason.as_str() == "cooldown"), "{:?}", cooling.reasons);
+    b.put_observations(&unit, &json!({"last_action_at": null}).to_string()).await.unwrap();
+    assert_eq!(decided(a.evaluate(&unit, Some(5)).await.unwrap()).action, ActionKind::ScaleUp);
+
+    // The key expires with the observation.
+    a.put_observations(&unit, &json!({"signal": signal(900, 1)}).to_string()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let expired = decided(b.evaluate(&unit, None).await.unwrap());
+    assert_eq!(expired.action, ActionKind::Blocked);
+    assert!(expired.reasons.iter().any(|reason| reason.as_str() == "signal_missing"), "{:?}", expired.reasons);
+
+    // Redis down: no evidence can be read, an error (the webhook denies), never a decision.
+    a.put_observations(&unit, &gateway_push(640).to_string()).await.unwrap();
+    redis.kill();
+    match b.evaluate(&unit, Some(3)).await {
+        Err(error @ UnitError::Store(_)) => assert_eq!(error.code(), "evidence_unavailable"),
+        other => panic!("Redis is down, yet: {other:?}"),
+    }
+    assert!(matches!(a.put_observations(&unit, &gateway_push(640).to_string()).await, Err(UnitError::Store(_))));
+
+    // Restarted on the same port, empty: the replicas reconnect and the unit is blocked on missing
+    // evidence (and the collector's replica count is unknown).
+    redis.spawn();
+    let mut verdict = b.evaluate(&unit, Some(3)).await;
+    for _ in 0..40 {
+        if verdict.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        verdict = b.evaluate(&unit, Some(3)).await;
+    }
+    let after = decided(verdict.unwrap());
+    assert_eq!(after.action, ActionKind::Blocked);
+    assert!(after.reasons.iter().any(|reason| reason.as_str() == "signal_missing"), "{:?}", after.reasons);
+    assert!(matches!(a.evaluate(&unit, None).await, Err(UnitError::UnknownReplicas(_))));
+
+    // The collector pushes again, through A; B follows.
+    a.put_observations(&unit, &gateway_push(640).to_string()).await.unwrap();
+    assert_eq!(decided(b.evaluate(&unit, None).await.unwrap()).action, ActionKind::ScaleUp);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_webhook_denies_while_redis_is_down_and_after_it_lost_the_evidence() {
+    let mut redis = Redis::start();
+    let registry = registry();
+    let dir = temp_dir("units-redis-hook");
+    write_contract(&dir, "shop/gateway", &gateway_contract());
+    let units = replica(&registry, &dir, &redis.url()).await;
+    units.put_observations(&key("shop/gateway"), &gateway_push(640).to_string()).await.unwrap();
+    let config = scale_units_server::service::ServiceConfig { units: Some(Arc::clone(&units)), ..Default::default() };
+    let served = Served::start(config, Arc::clone(&registry)).await;
+    let review = scale_review("uid-redis", "shop", "gateway", "deployments", 3, 4).to_string();
+
+    let mut client = Http::connect(served.address).await;
+    assert!(verdict(&client.send("POST", "/v1/admission", &[], &review).await.1).0);
+
+    redis.kill();
+    let (status, answer) = client.send("POST", "/v1/admission", &[], &review).await;
+    assert_eq!(status, 200);
+    let (allowed, message, _, _) = verdict(&answer);
+    assert!(!allowed && message.contains("evidence unavailable"), "{message}");
+
+    redis.spawn();
+    let mut answer = client.send("POST", "/v1/admission", &[], &review).await.1;
+    for _ in 0..40 {
+        if verdict(&answer).1.contains("blocked") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        answer = client.send("POST", "/v1/admission", &[], &review).await.1;
+    }
+    let (allowed, message, _, _) = verdict(&answer);
+    assert!(!allowed && message.contains("blocked") && message.contains("signal_missing"), "{message}");
+    served.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
