@@ -61,7 +61,7 @@ export function renderDecision(root, decision, { refusal = null, unreadable = []
     h(
       'table',
       { className: 'evidence', id: 'evidence' },
-      h('thead', {}, h('tr', {}, ['kind', 'status', 'code', 'ref', 'digest'].map((c) => h('th', {}, c)))),
+      h('thead', {}, h('tr', {}, ['kind', 'status', 'code', 'ref and digest'].map((c) => h('th', {}, c)))),
       h(
         'tbody',
         {},
@@ -72,8 +72,12 @@ export function renderDecision(root, decision, { refusal = null, unreadable = []
             h('td', { className: 'kind' }, e.kind),
             h('td', { className: 'status-cell' }, h('span', { className: `status ${e.status}` }, e.status)),
             h('td', { className: 'code' }, h('code', {}, e.code)),
-            h('td', { className: 'ref' }, breakable(e.ref)),
-            h('td', { className: 'digest', title: e.digest }, h('code', {}, shortDigest(e.digest))),
+            h(
+              'td',
+              { className: 'ref' },
+              h('span', { className: 'ref-text' }, breakable(e.ref)),
+              h('code', { className: 'digest', title: e.digest }, shortDigest(e.digest)),
+            ),
           ),
         ),
       ),
