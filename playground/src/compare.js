@@ -5,7 +5,7 @@
 import { ScaleUnitsError, simulate, validateContract } from 'scale-units';
 import { StepChart, utcClock } from './chart.js';
 import { diffValues } from './diff.js';
-import { h } from './dom.js';
+import { breakable, h } from './dom.js';
 import { parseText } from './wire.js';
 
 const SNAPSHOTS_KEPT = 8;
@@ -27,7 +27,7 @@ const show = (v) => (v === undefined ? '' : JSON.stringify(v));
 export class Compare {
   /**
    * `sources`: `{editor() -> {text, format}, origin() -> example id or null, examples, trace() ->
-   * simulate's input less the contract, traceTitle()}`; `onChange()` when its own state changes
+   * simulate's input less the contract, traceTitle() -> {title, shaped}}`; `onChange()` when its own state changes
    * (for the share link); `loadIntoEditor({text, format})`.
    */
   constructor(root, sources, onChange, loadIntoEditor) {
@@ -217,10 +217,11 @@ export class Compare {
     const sides = { a: this.side(this.a.value, trace), b: this.side(this.b.value, trace) };
     const names = { a: this.label(this.a), b: this.label(this.b) };
     const delay = trace.actuation_delay_s ?? 0;
+    const { title, shaped } = this.sources.traceTitle();
     const over = h(
       'p',
       { id: 'cmp-trace', className: 'muted' },
-      `Over the trace “${this.sources.traceTitle()}”, from ${trace.initial_replicas ?? 'the contract’s minimum'} replicas, actuation delay ${delay} s.`,
+      `Over the trace “${title}”${shaped ? ' (shaped to the contract in the editor)' : ''}, from ${trace.initial_replicas ?? 'the contract’s minimum'} replicas, actuation delay ${delay} s.`,
     );
     const problems = ['a', 'b']
       .filter((k) => sides[k].error)
@@ -339,9 +340,9 @@ export class Compare {
               h(
                 'tr',
                 { className: r.kind, dataset: { path: r.path, kind: r.kind } },
-                h('td', { className: 'path' }, h('code', {}, r.path || '(the whole contract)')),
-                h('td', { className: 'a' }, r.kind === 'added' ? h('span', { className: 'muted' }, 'absent') : h('code', {}, show(r.a))),
-                h('td', { className: 'b' }, r.kind === 'removed' ? h('span', { className: 'muted' }, 'absent') : h('code', {}, show(r.b))),
+                h('td', { className: 'path' }, h('code', {}, r.path ? breakable(r.path) : '(the whole contract)')),
+                h('td', { className: 'a' }, r.kind === 'added' ? h('span', { className: 'muted' }, 'absent') : h('code', {}, breakable(show(r.a)))),
+                h('td', { className: 'b' }, r.kind === 'removed' ? h('span', { className: 'muted' }, 'absent') : h('code', {}, breakable(show(r.b)))),
               ),
             ),
           ),

@@ -3,17 +3,10 @@
 // decision as JSON to copy or download. When there is no decision, why not, in words.
 import { explain } from 'scale-units';
 import { DOCS, reasonHref } from './docs.js';
-import { h, shortDigest } from './dom.js';
+import { breakable, h, shortDigest } from './dom.js';
 import { placeWords } from './wire.js';
 
 const ACTION_WORDS = { scale_up: 'scale up', scale_down: 'scale down', hold: 'hold', blocked: 'blocked' };
-
-/** Text with a break opportunity after each separator of a ref (`/ : . - _ @ = & ?`). */
-export function breakable(text) {
-  return String(text)
-    .split(/(?<=[/:.\-_@=&?])/)
-    .flatMap((part, i) => (i ? [h('wbr'), part] : [part]));
-}
 
 /**
  * Renders into `root` the decision, or why there is none: `refusal` (the component's typed error)

@@ -147,9 +147,10 @@ export class Simulator {
     return input;
   }
 
-  /** The trace's name as the select shows it. */
+  /** The trace's name as the select shows it, and whether it was shaped to the editor's contract. */
   traceTitle() {
-    return this.select.selectedOptions[0]?.textContent ?? this.select.value;
+    const title = this.select.selectedOptions[0]?.textContent ?? this.select.value;
+    return { title, shaped: TRACES.some((t) => t.id === this.select.value && !t.file) };
   }
 
   simulate() {

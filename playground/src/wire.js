@@ -89,8 +89,9 @@ export function parseText(text, format) {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
     const first = doc.errors[0];
-    const at = first.linePos?.[0];
-    return { error: { message: first.message.split('\n')[0], line: at?.line ?? lineOf(text, first.pos[0]), column: at?.col } };
+    const offset = first.pos[0];
+    const column = offset - text.lastIndexOf('\n', offset - 1);
+    return { error: { message: first.message.split('\n')[0], line: lineOf(text, offset), column } };
   }
   return { value: doc.toJS({ maxAliasCount: 100 }) };
 }

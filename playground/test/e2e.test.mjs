@@ -676,7 +676,7 @@ for (const width of WIDTHS) {
       const peak = await p.$$eval('#cmp-summary tr[data-key="peak_replicas"] td', (tds) => tds.map((td) => td.textContent));
       assert.ok(Number(peak[1]) > Number(peak[0]), `peak replicas A ${peak[0]}, B ${peak[1]}`);
       assert.equal(await p.getAttribute('#cmp-summary tr[data-key="steps"]', 'data-same'), 'true');
-      assert.match(await p.textContent('#cmp-trace'), /Over the trace “A spike”, from 2 replicas/);
+      assert.match(await p.textContent('#cmp-trace'), /Over the trace “A spike” \(shaped to the contract in the editor\), from 2 replicas/);
       await p.locator('#cmp-chart .u-over').scrollIntoViewIfNeeded();
       const over = await p.locator('#cmp-chart .u-over').boundingBox();
       await p.mouse.move(over.x + over.width * 0.3, over.y + over.height / 2);
