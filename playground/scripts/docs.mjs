@@ -89,6 +89,7 @@ function repositoryLinks(md, source, sourceBase) {
 const STYLE = `
 :root { color-scheme: light; --fg: #1d2330; --muted: #5d6677; --line: #d9dee7; }
 * { box-sizing: border-box; }
+[id] { scroll-margin-top: 48px; }
 body { margin: 0; padding: 0 16px 48px; font: 15px/1.55 system-ui, -apple-system, 'Segoe UI', sans-serif; color: var(--fg); background: #f6f7f9; }
 main { max-width: 860px; margin: 0 auto; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px 28px 24px; overflow-wrap: break-word; }
 nav { max-width: 860px; margin: 0 auto; padding: 14px 0; display: flex; flex-wrap: wrap; gap: 6px 16px; font-size: 14px; }

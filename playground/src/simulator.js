@@ -170,7 +170,7 @@ export class Simulator {
       this.chart?.destroy();
       this.chart = null;
       this.out.replaceChildren(
-        h('p', { className: 'problem', id: 'sim-error', dataset: { code: error.code ?? 'error', path: error.path ?? '' } }, h('code', {}, error.code ?? 'error'), error.path ? ` at ${error.path}: ` : ': ', error.message),
+        h('p', { className: 'problem', id: 'sim-error', dataset: { code: error.code ?? 'error', path: error.path ?? '', trace: this.select.value } }, h('code', {}, error.code ?? 'error'), error.path ? ` at ${error.path}: ` : ': ', error.message),
       );
       return;
     }
