@@ -2,7 +2,7 @@
 // ready one shaped to the contract, an edited one, or an uploaded CSV), drawn with uPlot.
 import * as scaleUnits from 'scale-units';
 import { StepChart, utcClock } from './chart.js';
-import { h } from './dom.js';
+import { breakable, h } from './dom.js';
 import { ALL_TRACES as TRACES } from './traces.js';
 
 const ROWS_SHOWN = 400;
@@ -185,6 +185,11 @@ export class Simulator {
     });
     const target = Number(this.contract?.policy?.target) || 1;
     const text = (r) => this.catalogue.get(r) ?? r;
+    // Steps of one UTC day show their clock time under a header that names the day.
+    const times = steps.map((s) => Date.parse(s.at));
+    const days = new Set(times.map((t) => (Number.isFinite(t) ? new Date(t).toISOString().slice(0, 10) : null)));
+    const day = days.size === 1 && !days.has(null) ? [...days][0] : null;
+    const at = (s) => (day ? utcClock(Date.parse(s.at) / 1000, true) : s.at);
     this.out.replaceChildren(
       chartBox,
       summaryTiles(summary),
@@ -205,7 +210,12 @@ export class Simulator {
           h(
             'table',
             { id: 'sim-steps' },
-            h('thead', {}, h('tr', {}, ['at', 'signal', 'replicas', 'action', 'desired', 'reasons'].map((c) => h('th', {}, c)))),
+            day ? h('caption', {}, `Times in UTC, ${day}`) : null,
+            h(
+              'thead',
+              {},
+              h('tr', {}, ['at', 'signal', 'replicas', 'action', 'desired', 'reasons'].map((c) => h('th', { className: `col-${c}` }, c))),
+            ),
             h(
               'tbody',
               {},
@@ -213,12 +223,18 @@ export class Simulator {
                 h(
                   'tr',
                   { className: s.action, dataset: { action: s.action } },
-                  h('td', { className: 'at' }, s.at),
+                  h('td', { className: 'col-at', title: s.at }, at(s)),
                   h('td', {}, s.signal === null ? 'missing' : String(s.signal)),
-                  h('td', {}, s.replicas_before === s.replicas_after ? String(s.replicas_after) : `${s.replicas_before} → ${s.replicas_after}`),
+                  h(
+                    'td',
+                    {},
+                    s.replicas_before === s.replicas_after ? String(s.replicas_after) : `${s.replicas_before} → ${s.replicas_after}`,
+                    // Where the desired column is hidden (a phone), a desired count still to come shows here.
+                    s.desired_replicas === s.replicas_after ? null : h('span', { className: 'asked' }, ` (${s.desired_replicas} desired)`),
+                  ),
                   h('td', {}, h('span', { className: `badge small ${s.action}` }, s.action)),
-                  h('td', {}, String(s.desired_replicas)),
-                  h('td', {}, s.reasons.map((r) => h('code', { title: text(r) }, r)).flatMap((c, i) => (i ? [' ', c] : [c]))),
+                  h('td', { className: 'col-desired' }, String(s.desired_replicas)),
+                  h('td', { className: 'col-reasons' }, s.reasons.map((r) => h('code', { title: text(r) }, breakable(r))).flatMap((c, i) => (i ? [' ', c] : [c]))),
                 ),
               ),
             ),

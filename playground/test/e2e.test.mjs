@@ -513,6 +513,8 @@ for (const width of WIDTHS) {
       await p.click('#simulator details.steps summary');
       await p.click('#simulator details.csv summary');
       await fits(p, 'the simulator, steps and CSV open');
+      const steps = await p.$eval('#sim-steps', (t) => [t.scrollWidth, t.parentElement.clientWidth]);
+      assert.ok(steps[0] <= steps[1], `the steps table fits its box (${steps})`);
       await p.locator('#simulator').screenshot({ path: join(SHOTS, `11-simulator-${width}.png`) });
       await p.click('#simulator details.steps summary');
       await p.click('#simulator details.csv summary');
