@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
+import { docSources, renderDocs } from './scripts/docs.mjs';
 
 // `scale-units` is the workspace's bindings-js, through the browser entry its package.json declares
 // (an alias rather than a `file:` dependency, so this lock file does not track that package's).
@@ -22,9 +23,33 @@ const generatedAssetsOnlyWasm = {
   },
 };
 
+// The documents the page links to (src/docs.js) as pages of the site: docs/*.html. Links to other
+// files of the repository go to PLAYGROUND_SOURCE_URL (e.g. a repository browser's tree of this
+// commit) when it is set at build time, and stay plain text when it is not.
+const repository = fileURLToPath(new URL('../', import.meta.url));
+const reasons = JSON.parse(readFileSync(new URL('../schema/decision.schema.json', import.meta.url), 'utf8')).$defs.Reason.enum;
+const docsOptions = { reasons, sourceBase: process.env.PLAYGROUND_SOURCE_URL || undefined };
+const docs = {
+  name: 'scale-units-docs',
+  buildStart() {
+    for (const file of docSources(repository)) this.addWatchFile(file);
+  },
+  generateBundle() {
+    for (const { fileName, html } of renderDocs(repository, docsOptions)) this.emitFile({ type: 'asset', fileName, source: html });
+  },
+  configureServer(server) {
+    server.middlewares.use((req, res, next) => {
+      const page = renderDocs(repository, docsOptions).find((p) => req.url?.split(/[?#]/)[0].endsWith(`/${p.fileName}`));
+      if (!page) return next();
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end(page.html);
+    });
+  },
+};
+
 export default defineConfig({
   base: './',
-  plugins: [generatedAssetsOnlyWasm],
+  plugins: [generatedAssetsOnlyWasm, docs],
   resolve: { alias: { 'scale-units': fileURLToPath(new URL(browserEntry, bindings)) } },
   build: {
     target: 'es2022',

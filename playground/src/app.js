@@ -1,16 +1,19 @@
-// The playground: two editors, the live decision, the controls, the simulator and the share link,
-// all over the one evaluator component (bindings-js's browser entry). Nothing here decides.
+// The playground: two editors, the live decision, the controls, the simulator, the comparison and
+// the share link, all over the one evaluator component (bindings-js's browser entry). Nothing here
+// decides.
 import { ScaleUnitsError, componentDigest, evaluate, info, validateContractJson } from 'scale-units';
 import decisionSchema from '../../schema/decision.schema.json';
+import { Compare } from './compare.js';
 import { Controls } from './controls.js';
 import { reasonCatalogue, renderDecision } from './decision.js';
+import { DOC_PAGES } from './docs.js';
 import { h } from './dom.js';
 import { Editor } from './editor.js';
 import { loadExamples } from './examples.js';
 import { schemaId, schemaProblems } from './schema.js';
 import { decodeState, encodeState } from './share.js';
 import { Simulator } from './simulator.js';
-import { editText, locate, parseText, pathString, pathSegments, printText } from './wire.js';
+import { editText, jsonSyntaxError, locate, parseText, pathSegments, pathString, placeWords, printText } from './wire.js';
 
 const $ = (id) => document.getElementById(id);
 const examples = loadExamples();
@@ -18,6 +21,22 @@ const catalogue = reasonCatalogue(decisionSchema.$defs.Reason.enum);
 
 let exampleId = null;
 let lastContractText = null;
+
+/** Copies `text`; says in `status` whether it could (a page without clipboard permission cannot). */
+async function copyText(text, status, what) {
+  try {
+    await navigator.clipboard.writeText(text);
+    status.textContent = `Copied ${what}.`;
+    return true;
+  } catch {
+    status.textContent = `Could not copy ${what} (no clipboard permission): select it and copy by hand.`;
+    return false;
+  }
+}
+
+// ---- links ------------------------------------------------------------------------------------
+
+$('doc-links').replaceChildren(...DOC_PAGES.map((p) => h('a', { href: p.page, dataset: { doc: p.id } }, p.label)));
 
 // ---- editors ----------------------------------------------------------------------------------
 
@@ -31,7 +50,7 @@ function place(segments) {
   return { editor, line: locate(editors[editor].text, rest) };
 }
 
-// ---- controls, simulator ----------------------------------------------------------------------
+// ---- controls, simulator, comparison ----------------------------------------------------------
 
 const controls = new Controls($('controls'), (edits) => {
   let text = requestEditor.text;
@@ -40,23 +59,47 @@ const controls = new Controls($('controls'), (edits) => {
   changed({ immediate: true });
 });
 
-const simulator = new Simulator($('sim-inputs'), $('sim-output'), catalogue, () => scheduleShare(), (id) => loadExample(id));
+const simulator = new Simulator(
+  $('sim-inputs'),
+  $('sim-output'),
+  catalogue,
+  () => scheduleShare(),
+  (id) => loadExample(id),
+  () => compare.schedule(),
+);
+
+const compare = new Compare(
+  $('compare'),
+  {
+    editor: () => ({ text: contractEditor.text, format: contractEditor.format }),
+    origin: () => exampleId,
+    examples,
+    trace: () => simulator.traceInput(),
+    traceTitle: () => simulator.traceTitle(),
+  },
+  () => scheduleShare(),
+  ({ text, format }) => {
+    contractEditor.set(text, format, { keepScroll: false });
+    changed({ immediate: true });
+    contractEditor.area.scrollIntoView({ block: 'center' });
+  },
+);
 
 // ---- the one evaluation -----------------------------------------------------------------------
 
 /**
- * JSON text through the component's own parser first: it names the line of a syntax error and
- * refuses a duplicate key (SPEC §1), which JSON.parse would let through with the last value.
+ * Editor text -> `{value}` or `{error: {line, column, message}}` in words. JSON goes through the
+ * component's own parser first: it names the line and column of a syntax error and refuses a
+ * duplicate key (SPEC §1), which JSON.parse would let through with the last value.
  */
 function parseEditor(editor) {
+  if (editor.text.trim() === '') return { error: { line: 1, message: `the ${editor.name} editor is empty` } };
   if (editor.format === 'json') {
     try {
       validateContractJson(editor.text);
     } catch (error) {
-      if (error instanceof ScaleUnitsError && error.code === 'invalid_json') {
-        const at = /line (\d+) column (\d+)/.exec(error.message);
-        return { error: { message: error.message.replace(/^.*? is not valid JSON: /, ''), line: at ? Number(at[1]) : undefined } };
-      }
+      const syntax = error instanceof ScaleUnitsError && error.code === 'invalid_json' ? jsonSyntaxError(error.message) : null;
+      if (syntax) return { error: syntax };
       // Any other refusal is about the contract's content, which the evaluation reports.
     }
   }
@@ -67,8 +110,12 @@ function evaluateNow() {
   const problems = [];
   const contract = parseEditor(contractEditor);
   const request = parseEditor(requestEditor);
-  if (contract.error) problems.push({ editor: 'contract', source: 'syntax', line: contract.error.line, message: contract.error.message });
-  if (request.error) problems.push({ editor: 'request', source: 'syntax', line: request.error.line, message: request.error.message });
+  for (const [name, parsed] of [
+    ['contract', contract],
+    ['request', request],
+  ]) {
+    if (parsed.error) problems.push({ editor: name, source: 'syntax', ...parsed.error });
+  }
 
   // A whole request pasted into the request editor: its contract moves to the contract editor.
   if (!request.error && request.value && typeof request.value === 'object' && 'contract' in request.value && !Array.isArray(request.value)) {
@@ -99,7 +146,11 @@ function evaluateNow() {
   }
 
   renderProblems(problems);
-  renderDecision($('decision'), decision, refusal ?? (decision ? null : { code: 'unparsed', path: '', message: 'Fix the problems listed under the editors.' }));
+  renderDecision($('decision'), decision, {
+    refusal,
+    unreadable: problems.filter((p) => p.source === 'syntax'),
+    onCopy: (json) => copyText(json, $('decision-status'), 'the decision as JSON'),
+  });
   if (requestValue) controls.update(requestValue, contractValue, decision);
 
   if (contractEditor.text !== lastContractText) {
@@ -108,36 +159,44 @@ function evaluateNow() {
   }
 }
 
+const SOURCE_WORDS = { syntax: 'syntax error', schema: 'schema', component: 'refused by the component' };
+
+/** Each editor's problems right under it, and marked in its gutter. */
 function renderProblems(problems) {
-  for (const [name, editor] of Object.entries(editors)) editor.mark(problems.filter((p) => p.editor === name));
-  const root = $('problems');
-  if (problems.length === 0) {
-    root.replaceChildren(h('p', { className: 'ok', id: 'problems-none' }, 'The contract and the request are well formed.'));
-    return;
-  }
-  root.replaceChildren(
-    h(
-      'ul',
-      { id: 'problem-list' },
-      problems.map((p) =>
-        h(
-          'li',
-          { className: `problem ${p.source}`, dataset: { source: p.source, path: p.path ?? '', code: p.code ?? '', editor: p.editor, line: String(p.line ?? '') } },
+  for (const [name, editor] of Object.entries(editors)) {
+    const mine = problems.filter((p) => p.editor === name);
+    editor.mark(mine);
+    const root = $(`problems-${name}`);
+    if (mine.length === 0) {
+      root.replaceChildren(h('p', { className: 'ok', dataset: { editor: name } }, `The ${name} is well formed.`));
+      continue;
+    }
+    root.replaceChildren(
+      h(
+        'ul',
+        { className: 'problem-list' },
+        mine.map((p) =>
           h(
-            'button',
-            { type: 'button', className: 'link', onclick: () => p.line && editors[p.editor].reveal(p.line), title: 'show in the editor' },
-            `${p.editor}${p.line ? `:${p.line}` : ''}`,
+            'li',
+            {
+              className: `problem ${p.source}`,
+              dataset: { source: p.source, path: p.path ?? '', code: p.code ?? '', editor: p.editor, line: String(p.line ?? ''), column: String(p.column ?? '') },
+            },
+            h('span', { className: 'source' }, SOURCE_WORDS[p.source]),
+            ' ',
+            h(
+              'button',
+              { type: 'button', className: 'link', onclick: () => p.line && editors[p.editor].reveal(p.line), title: 'show it in the editor' },
+              placeWords(p.editor, p.line, p.column),
+            ),
+            p.code ? [' · ', h('code', {}, p.code)] : null,
+            p.path ? [' at ', h('code', { className: 'path' }, p.path)] : null,
+            h('span', { className: 'message' }, `: ${p.message}`),
           ),
-          ' ',
-          h('span', { className: 'source' }, { syntax: 'syntax', schema: 'schema', component: 'component' }[p.source]),
-          ' ',
-          p.code ? h('code', {}, p.code) : null,
-          p.path ? [' at ', h('code', { className: 'path' }, p.path)] : null,
-          `: ${p.message}`,
         ),
       ),
-    ),
-  );
+    );
+  }
 }
 
 let evalTimer;
@@ -150,27 +209,53 @@ function changed({ immediate = false } = {}) {
 
 // ---- gallery ----------------------------------------------------------------------------------
 
+function markExample() {
+  for (const card of $('gallery').children) card.querySelector('.card-pick').setAttribute('aria-pressed', String(card.dataset.example === exampleId));
+}
+
 function loadExample(id) {
   const example = examples.find((e) => e.id === id) ?? examples[0];
   exampleId = example.id;
   contractEditor.set(example.contract.text, example.contract.format, { keepScroll: false });
   requestEditor.set(example.request.text, example.request.format, { keepScroll: false });
-  for (const card of $('gallery').children) card.setAttribute('aria-pressed', String(card.dataset.example === exampleId));
+  markExample();
   changed({ immediate: true });
 }
 
-$('gallery').replaceChildren(
-  ...examples.map((e) =>
+/** A card: the button that loads the example, and its whole description behind "more". */
+function card(e) {
+  const what = h('span', { className: 'what', id: `what-${e.id.replace(/[^a-z0-9]+/gi, '-')}` }, e.what.replace(/`/g, ''));
+  const more = h('button', { type: 'button', className: 'link more', 'aria-expanded': 'false', 'aria-controls': what.id, hidden: true }, 'more');
+  const root = h(
+    'div',
+    { className: 'card', dataset: { example: e.id } },
     h(
       'button',
-      { type: 'button', className: 'card', dataset: { example: e.id }, onclick: () => loadExample(e.id), 'aria-pressed': 'false' },
+      { type: 'button', className: 'card-pick', onclick: () => loadExample(e.id), 'aria-pressed': 'false' },
       h('strong', {}, e.title),
       h('code', { className: 'surface' }, e.surface),
-      h('span', { className: 'what' }, e.what.replace(/`/g, '')),
-      e.decision ? h('span', { className: 'expect' }, e.decision) : null,
     ),
-  ),
-);
+    what,
+    more,
+    e.decision ? h('span', { className: 'expect' }, e.decision) : null,
+  );
+  more.addEventListener('click', () => {
+    const open = root.classList.toggle('expanded');
+    more.setAttribute('aria-expanded', String(open));
+    more.textContent = open ? 'less' : 'more';
+  });
+  return root;
+}
+
+$('gallery').replaceChildren(...examples.map(card));
+// "more" only where the description is cut, which depends on the width: checked as it changes.
+new ResizeObserver(() => {
+  for (const c of $('gallery').children) {
+    if (c.classList.contains('expanded')) continue;
+    const what = c.querySelector('.what');
+    c.querySelector('.more').hidden = what.scrollHeight <= what.clientHeight + 1;
+  }
+}).observe($('gallery'));
 
 // ---- share link -------------------------------------------------------------------------------
 
@@ -180,6 +265,7 @@ function currentState() {
     contract: { text: contractEditor.text, format: contractEditor.format },
     request: { text: requestEditor.text, format: requestEditor.format },
     sim: simulator.state(),
+    compare: compare.state(),
   };
 }
 
@@ -195,14 +281,16 @@ function scheduleShare() {
   }, 250);
 }
 
+/** A state from `encodeState`; links written before a field existed lack it and get its default. */
 async function restore(fragment) {
   const state = await decodeState(fragment);
   exampleId = state.example ?? null;
-  for (const card of $('gallery').children) card.setAttribute('aria-pressed', String(card.dataset.example === exampleId));
+  markExample();
   contractEditor.set(state.contract.text, state.contract.format, { keepScroll: false });
   requestEditor.set(state.request.text, state.request.format, { keepScroll: false });
   lastContractText = null;
   simulator.restore(state.sim);
+  compare.restore(state.compare);
   evaluateNow();
 }
 
@@ -224,16 +312,29 @@ $('share').addEventListener('click', async () => {
 // ---- the component that decides ---------------------------------------------------------------
 
 const versions = info();
+const digestStatus = h('span', { id: 'component-digest-status', className: 'muted', role: 'status' });
 $('component').replaceChildren(
   h(
     'p',
-    {},
+    { className: 'component-line' },
     'Decided by the evaluator component ',
-    h('code', { id: 'component-digest', title: 'sha256 of the component bytes; the Rust host, Node and Python report the same' }, componentDigest),
-    ` · evaluator ${versions.evaluator_version} · schema "${versions.schema_version}" · WIT scale-units:evaluator@${versions.wit_version}`,
+    h(
+      'span',
+      { className: 'digest-box' },
+      h('code', { id: 'component-digest', title: `${componentDigest}: sha256 of the component bytes; the Rust host, Node and Python report the same` }, componentDigest),
+      h('button', { type: 'button', id: 'component-digest-copy', onclick: () => copyText(componentDigest, digestStatus, 'the component digest') }, 'Copy'),
+    ),
+    ' ',
+    digestStatus,
+  ),
+  h(
+    'p',
+    {},
+    `evaluator ${versions.evaluator_version} · schema "${versions.schema_version}" · WIT scale-units:evaluator@${versions.wit_version}`,
     h('span', { id: 'component-versions', hidden: true, dataset: versions }),
   ),
   h('p', { className: 'muted' }, 'Editor checks: ', h('code', {}, schemaId), ' (generated from the core’s types). The component is the judge.'),
+  h('p', { className: 'muted' }, 'Documents: ', DOC_PAGES.flatMap((p, i) => [i ? ' · ' : '', h('a', { href: p.page }, p.label)])),
 );
 
 // ---- start ------------------------------------------------------------------------------------

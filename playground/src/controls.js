@@ -20,6 +20,26 @@ function observations(request) {
   return out;
 }
 
+/**
+ * The largest step no greater than `ideal` that divides `value`: a slider over the multiples of it
+ * holds both 0 and `value`, so a drag can always come back to `value` exactly.
+ */
+export function stepThrough(value, ideal) {
+  const v = Math.abs(Math.round(value));
+  for (let step = Math.max(1, Math.floor(ideal)); step > 1; step--) if (v % step === 0) return step;
+  return 1;
+}
+
+/**
+ * The `now` slider's window `[lo, hi]` (ms): it covers `[from, to]` and starts a whole number of
+ * steps before `now`, so `now` itself is one of the slider's positions.
+ */
+export function nowWindow(now, from, to, stepMs) {
+  return [now - Math.ceil(Math.max(0, now - from) / stepMs) * stepMs, now + Math.ceil(Math.max(0, to - now) / stepMs) * stepMs];
+}
+
+const NOW_STEP_S = 5;
+
 function range(label, attrs) {
   return h('input', { type: 'range', 'aria-label': label, ...attrs });
 }
@@ -29,26 +49,35 @@ export class Controls {
     this.edit = edit;
     this.stash = {}; // a removed signal, to bring back
     this.window = null; // [lo, hi] of the `now` slider, ms
+    this.anchor = null; // the `now` the window was laid out around: {ms, text}
+    // The value each slider last wrote. A slider keeps its grid while the request holds that value
+    // and lays a new one through any value that came from elsewhere (an example, the editor, the
+    // number box): every position of a drag is then a whole number of steps from where it began.
+    this.wrote = {};
 
     this.replicas = range('current replicas', { id: 'ctl-replicas', min: 0, max: 20, step: 1 });
     this.replicasNumber = h('input', { type: 'number', id: 'ctl-replicas-value', min: 0, max: 10000, step: 1, 'aria-label': 'current replicas' });
     const setReplicas = (v) => Number.isInteger(v) && this.edit([[['current_replicas'], v]]);
-    this.replicas.addEventListener('input', () => setReplicas(Number(this.replicas.value)));
+    this.replicas.addEventListener('input', () => setReplicas((this.wrote.replicas = Number(this.replicas.value))));
     this.replicasNumber.addEventListener('change', () => setReplicas(Number(this.replicasNumber.value)));
 
     this.signalPresent = h('input', { type: 'checkbox', id: 'ctl-signal-present' });
     this.signal = range('signal value', { id: 'ctl-signal', min: 0, max: 1000, step: 1 });
     this.signalNumber = h('input', { type: 'number', id: 'ctl-signal-value', min: 0, step: 1, 'aria-label': 'signal value' });
     const setSignal = (v) => Number.isInteger(v) && v >= 0 && this.edit([[['signal', 'value'], v]]);
-    this.signal.addEventListener('input', () => setSignal(Number(this.signal.value)));
+    this.signal.addEventListener('input', () => setSignal((this.wrote.signal = Number(this.signal.value))));
     this.signalNumber.addEventListener('change', () => setSignal(Number(this.signalNumber.value)));
     this.signalPresent.addEventListener('change', () => this.toggleSignal(this.signalPresent.checked));
 
-    this.now = range('now', { id: 'ctl-now', min: 0, max: 600, step: 5 });
+    this.now = range('now', { id: 'ctl-now', min: 0, max: 600, step: NOW_STEP_S });
     this.nowLabel = h('output', { id: 'ctl-now-label', htmlFor: 'ctl-now' });
     this.now.addEventListener('input', () => {
-      const [lo] = this.window ?? [0];
-      this.edit([[['now'], iso(lo + Number(this.now.value) * 1000)]]);
+      if (!this.window) return;
+      const ms = this.window[0] + Number(this.now.value) * 1000;
+      // Back at the anchor: its own text, so the request is byte for byte what it was.
+      const text = ms === this.anchor.ms ? this.anchor.text : iso(ms);
+      this.wrote.now = text;
+      this.edit([[['now'], text]]);
     });
     this.timeline = h('div', { className: 'timeline', id: 'timeline' });
 
@@ -123,7 +152,10 @@ export class Controls {
     };
     const policy = contract?.policy ?? {};
     const replicas = Number(request.current_replicas) || 0;
-    this.replicas.max = String(Math.max(Number(policy.max_replicas) || 1, replicas) + 2);
+    if (replicas !== this.wrote.replicas) {
+      this.wrote.replicas = undefined;
+      this.replicas.max = String(Math.max(Number(policy.max_replicas) || 1, replicas) + 2);
+    }
     set(this.replicas, replicas);
     set(this.replicasNumber, replicas);
 
@@ -133,9 +165,13 @@ export class Controls {
     document.getElementById('ctl-signal-kind').textContent = signal ? `(${signal.signal}, target ${policy.target ?? '?'} per replica)` : '(no signal)';
     if (signal) {
       const value = Number(signal.value) || 0;
-      const top = Math.max(value * 2, (Number(policy.target) || 1) * ((Number(policy.max_replicas) || 1) + 2));
-      if (active !== this.signal) this.signal.max = String(top);
-      this.signal.step = String(Math.max(1, Math.round(top / 400)));
+      if (value !== this.wrote.signal) {
+        this.wrote.signal = undefined;
+        const top = Math.max(value * 2, (Number(policy.target) || 1) * ((Number(policy.max_replicas) || 1) + 2));
+        const step = stepThrough(value, Math.max(1, Math.round(top / 400)));
+        this.signal.step = String(step);
+        this.signal.max = String(Math.ceil(top / step) * step);
+      }
       set(this.signal, value);
       set(this.signalNumber, value);
     }
@@ -164,22 +200,23 @@ export class Controls {
       return;
     }
     this.now.disabled = false;
-    // The slider spans every window with a margin; it moves only when `now` leaves it, so a drag
-    // never shifts the scale under the pointer.
-    const lo0 = Math.min(...spans);
-    const hi0 = Math.max(...spans);
-    const margin = Math.max(120_000, (hi0 - lo0) / 4);
-    if (!this.window || document.activeElement !== this.now) {
-      // Whole seconds, so every slider position is a whole-second `now`.
-      const lo = Math.floor(Math.min(lo0 - margin, now) / 1000) * 1000;
-      const hi = Math.ceil(Math.max(hi0 + margin, now) / 1000) * 1000;
-      this.window = [lo, hi];
-      this.now.max = String(Math.round((hi - lo) / 1000));
+    // The slider spans every window with a margin, laid out around a `now` that came from elsewhere
+    // and kept while the slider moves it, so a drag never shifts the scale under the pointer.
+    if (!this.window || request.now !== this.wrote.now) {
+      this.wrote.now = undefined;
+      const lo0 = Math.min(...spans);
+      const hi0 = Math.max(...spans);
+      const margin = Math.max(120_000, (hi0 - lo0) / 4);
+      this.anchor = { ms: now, text: request.now };
+      this.window = nowWindow(now, Math.min(lo0, now) - margin, Math.max(hi0, now) + margin, NOW_STEP_S * 1000);
+      this.now.max = String(Math.round((this.window[1] - this.window[0]) / 1000));
     }
     const [lo, hi] = this.window;
     const at = (ms) => `${clamp(((ms - lo) / (hi - lo)) * 100, 0, 100)}%`;
-    if (document.activeElement !== this.now) this.now.value = String(Math.round((now - lo) / 1000));
-    this.nowLabel.textContent = request.now;
+    this.now.value = String(Math.round((now - lo) / 1000));
+    const offset = Math.round((now - this.anchor.ms) / 1000);
+    this.nowLabel.textContent = offset ? `${request.now} (${offset > 0 ? '+' : '−'}${Math.abs(offset)} s)` : request.now;
+    this.nowLabel.dataset.now = request.now;
 
     const statusOf = (o) => {
       if (!decision) return '';

@@ -1,26 +1,25 @@
 // The live decision: action, replicas, each reason in plain words (the component's own catalogue,
-// through `explain`), the evidence, and the identities.
+// through `explain`) linked to its place in the SPEC, the evidence, the identities, and the
+// decision as JSON to copy or download. When there is no decision, why not, in words.
 import { explain } from 'scale-units';
-import { h, shortDigest } from './dom.js';
+import { DOCS, reasonHref } from './docs.js';
+import { breakable, h, shortDigest } from './dom.js';
+import { placeWords } from './wire.js';
 
 const ACTION_WORDS = { scale_up: 'scale up', scale_down: 'scale down', hold: 'hold', blocked: 'blocked' };
 
-/** Renders `decision` (or the refusal `error`) into `root`. */
-export function renderDecision(root, decision, error) {
-  if (error) {
-    root.replaceChildren(
-      h(
-        'div',
-        { className: 'verdict refused', dataset: { testid: 'verdict', action: 'error', code: error.code ?? 'error' } },
-        h('span', { className: 'badge error' }, 'no decision'),
-        h('p', {}, 'The component refused the request: ', h('code', {}, error.code ?? 'error'), error.path ? ` at ${error.path}` : '', '.'),
-        h('p', { className: 'muted' }, error.message),
-      ),
-    );
+/**
+ * Renders into `root` the decision, or why there is none: `refusal` (the component's typed error)
+ * or `unreadable` (syntax problems: the component never saw the text). `onCopy(json)` copies.
+ */
+export function renderDecision(root, decision, { refusal = null, unreadable = [], onCopy } = {}) {
+  if (!decision) {
+    root.replaceChildren(noDecision(refusal, unreadable));
     return;
   }
   const words = explain(decision);
   const moved = decision.desired_replicas !== decision.current_replicas;
+  const json = `${JSON.stringify(decision, null, 2)}\n`;
   root.replaceChildren(
     h(
       'div',
@@ -37,13 +36,25 @@ export function renderDecision(root, decision, error) {
     h(
       'ul',
       { className: 'reasons', id: 'reasons' },
-      words.reasons.map(({ reason, text }) => h('li', { dataset: { reason } }, h('code', {}, reason), ' ', text)),
+      words.reasons.map(({ reason, text }) =>
+        h(
+          'li',
+          { dataset: { reason } },
+          h('a', { href: reasonHref(reason), className: 'reason-link', title: `${reason} in the SPEC (§7, the algorithm)` }, h('code', {}, reason)),
+          ' ',
+          text,
+        ),
+      ),
     ),
+    h('p', { className: 'muted small' }, 'Each reason links to the step of the ', h('a', { href: DOCS.algorithm }, 'SPEC’s algorithm (§7)'), ' that gives it.'),
+    // The derivation (issue 17: each evidence verdict, the raw target, each clamp, step cap and
+    // gate with its numbers) belongs here, between the reasons and the evidence, once the core
+    // and bindings-js export it. The page shows only what the component computed.
     h('h3', {}, 'Evidence'),
     h(
       'table',
       { className: 'evidence', id: 'evidence' },
-      h('thead', {}, h('tr', {}, ['kind', 'status', 'code', 'ref', 'digest'].map((c) => h('th', {}, c)))),
+      h('thead', {}, h('tr', {}, ['kind', 'status', 'code', 'ref and digest'].map((c) => h('th', {}, c)))),
       h(
         'tbody',
         {},
@@ -51,11 +62,15 @@ export function renderDecision(root, decision, error) {
           h(
             'tr',
             { className: e.status, dataset: { kind: e.kind, status: e.status } },
-            h('td', {}, e.kind),
-            h('td', {}, h('span', { className: `status ${e.status}` }, e.status)),
-            h('td', {}, h('code', {}, e.code)),
-            h('td', { className: 'ref' }, e.ref),
-            h('td', { title: e.digest }, h('code', {}, shortDigest(e.digest))),
+            h('td', { className: 'kind' }, e.kind),
+            h('td', { className: 'status-cell' }, h('span', { className: `status ${e.status}` }, e.status)),
+            h('td', { className: 'code' }, h('code', {}, e.code)),
+            h(
+              'td',
+              { className: 'ref' },
+              h('span', { className: 'ref-text' }, breakable(e.ref)),
+              h('code', { className: 'digest', title: e.digest }, shortDigest(e.digest)),
+            ),
           ),
         ),
       ),
@@ -70,7 +85,51 @@ export function renderDecision(root, decision, error) {
         ['evaluated_at', decision.evaluated_at],
       ].flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, h('code', { dataset: { field: k } }, v))]),
     ),
+    h(
+      'div',
+      { className: 'decision-actions' },
+      h('button', { type: 'button', id: 'decision-copy', onclick: () => onCopy?.(json) }, 'Copy JSON'),
+      h('button', { type: 'button', id: 'decision-download', onclick: () => download(json, `${decision.decision_id.replace(':', '-')}.json`) }, 'Download JSON'),
+      h('span', { id: 'decision-status', className: 'muted', role: 'status' }),
+    ),
   );
+}
+
+function noDecision(refusal, unreadable) {
+  if (unreadable.length > 0) {
+    const first = unreadable[0];
+    const which = [...new Set(unreadable.map((p) => p.editor))].join(' and the ');
+    return h(
+      'div',
+      { className: 'verdict refused', dataset: { testid: 'verdict', action: 'error', code: 'syntax' } },
+      h('span', { className: 'badge error' }, 'no decision'),
+      h('p', {}, `The ${which} cannot be read, so there is nothing to evaluate yet.`),
+      h(
+        'p',
+        { className: 'muted', id: 'no-decision-why' },
+        `${placeWords(first.editor, first.line, first.column)}: ${first.message}. `,
+        `The component has not seen this text: fix it where the ${first.editor} editor marks it.`,
+      ),
+    );
+  }
+  const error = refusal ?? { code: 'error', path: '', message: '' };
+  return h(
+    'div',
+    { className: 'verdict refused', dataset: { testid: 'verdict', action: 'error', code: error.code ?? 'error' } },
+    h('span', { className: 'badge error' }, 'no decision'),
+    h('p', {}, 'The component refused the request: ', h('code', {}, error.code ?? 'error'), error.path ? [' at ', h('code', {}, error.path)] : '', '.'),
+    h('p', { className: 'muted' }, error.message),
+  );
+}
+
+/** Saves `text` as a file named `name` (an object URL, released once the browser has it). */
+function download(text, name) {
+  const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+  const a = h('a', { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 /** Every reason's plain words from the component's catalogue: `Map(reason -> text)`. */

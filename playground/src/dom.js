@@ -11,6 +11,13 @@ export function h(tag, props = {}, ...children) {
   return el;
 }
 
+/** Text with a break opportunity after each separator (`/ : . - _ @ = & ?`): refs and paths wrap there. */
+export function breakable(text) {
+  return String(text)
+    .split(/(?<=[/:.\-_@=&?])/)
+    .flatMap((part, i) => (i ? [h('wbr'), part] : [part]));
+}
+
 /** `sha256:abcd…wxyz` for a table cell; the full value stays in the title. */
 export function shortDigest(digest) {
   return digest && digest.length > 24 ? `${digest.slice(0, 15)}…${digest.slice(-6)}` : digest;

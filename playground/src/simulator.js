@@ -1,9 +1,8 @@
 // The simulator: the component's simulate-json over the contract in the editor and a trace (a
 // ready one shaped to the contract, an edited one, or an uploaded CSV), drawn with uPlot.
 import * as scaleUnits from 'scale-units';
-import uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
-import { h } from './dom.js';
+import { StepChart, utcClock } from './chart.js';
+import { breakable, h } from './dom.js';
 import { ALL_TRACES as TRACES } from './traces.js';
 
 const ROWS_SHOWN = 400;
@@ -13,8 +12,9 @@ export class Simulator {
    * `onChange()` is called when the simulator's own state changes (for the share link);
    * `loadExample(id)` loads a gallery example (a trace file names the one it was made for).
    */
-  constructor(inputsRoot, outputRoot, catalogue, onChange, loadExample) {
+  constructor(inputsRoot, outputRoot, catalogue, onChange, loadExample, onRun = () => {}) {
     this.loadExample = loadExample;
+    this.onRun = onRun;
     this.out = outputRoot;
     this.catalogue = catalogue;
     this.onChange = onChange;
@@ -140,20 +140,37 @@ export class Simulator {
     this.timer = setTimeout(() => this.simulate(), 200);
   }
 
+  /** The trace and settings every run uses (the comparison replays the same): simulate's input less the contract. */
+  traceInput() {
+    const input = { actuation_delay_s: Number(this.delay.value) || 0, trace_csv: this.csv.value };
+    if (this.initial.value !== '') input.initial_replicas = Number(this.initial.value);
+    return input;
+  }
+
+  /** The trace's name as the select shows it, and whether it was shaped to the editor's contract. */
+  traceTitle() {
+    const title = this.select.selectedOptions[0]?.textContent ?? this.select.value;
+    return { title, shaped: TRACES.some((t) => t.id === this.select.value && !t.file) };
+  }
+
   simulate() {
     if (!this.available) return;
+    this.onRun();
     if (!this.contract) {
+      this.chart?.destroy();
+      this.chart = null;
       this.out.replaceChildren(h('p', { className: 'problem' }, 'Fix the contract above to simulate it.'));
       return;
     }
-    const input = { contract: this.contract, actuation_delay_s: Number(this.delay.value) || 0, trace_csv: this.csv.value };
-    if (this.initial.value !== '') input.initial_replicas = Number(this.initial.value);
+    const input = { contract: this.contract, ...this.traceInput() };
     let result;
     try {
       result = scaleUnits.simulate(input);
     } catch (error) {
+      this.chart?.destroy();
+      this.chart = null;
       this.out.replaceChildren(
-        h('p', { className: 'problem', id: 'sim-error', dataset: { code: error.code ?? 'error', path: error.path ?? '' } }, h('code', {}, error.code ?? 'error'), error.path ? ` at ${error.path}: ` : ': ', error.message),
+        h('p', { className: 'problem', id: 'sim-error', dataset: { code: error.code ?? 'error', path: error.path ?? '', trace: this.select.value } }, h('code', {}, error.code ?? 'error'), error.path ? ` at ${error.path}: ` : ': ', error.message),
       );
       return;
     }
@@ -168,23 +185,14 @@ export class Simulator {
     });
     const target = Number(this.contract?.policy?.target) || 1;
     const text = (r) => this.catalogue.get(r) ?? r;
-    const stat = (label, value, id) => h('div', { className: 'stat', id }, h('span', { className: 'stat-value' }, String(value)), h('span', { className: 'stat-label' }, label));
+    // Steps of one UTC day show their clock time under a header that names the day.
+    const times = steps.map((s) => Date.parse(s.at));
+    const days = new Set(times.map((t) => (Number.isFinite(t) ? new Date(t).toISOString().slice(0, 10) : null)));
+    const day = days.size === 1 && !days.has(null) ? [...days][0] : null;
+    const at = (s) => (day ? utcClock(Date.parse(s.at) / 1000, true) : s.at);
     this.out.replaceChildren(
       chartBox,
-      h('p', { className: 'legend muted' }, 'Signal (left axis, its target per replica dashed), replicas running (right axis, stepped); shaded: blocked steps.'),
-      h(
-        'div',
-        { className: 'stats', id: 'sim-summary' },
-        stat('steps', summary.steps, 'sum-steps'),
-        stat('scale-ups', summary.scale_ups, 'sum-ups'),
-        stat('scale-downs', summary.scale_downs, 'sum-downs'),
-        stat('blocked steps', summary.blocked_steps, 'sum-blocked'),
-        stat('blocked seconds', summary.blocked_seconds, 'sum-blocked-s'),
-        stat('seconds over target', summary.seconds_over_target, 'sum-over'),
-        stat('seconds under target', summary.seconds_under_target, 'sum-under'),
-        stat('peak replicas', summary.peak_replicas, 'sum-peak'),
-        stat('final replicas', summary.final_replicas, 'sum-final'),
-      ),
+      summaryTiles(summary),
       summary.blocked_by_reason.length
         ? h(
             'ul',
@@ -197,22 +205,37 @@ export class Simulator {
         { className: 'steps' },
         h('summary', {}, `Steps (${steps.length}${steps.length > ROWS_SHOWN ? `, first ${ROWS_SHOWN} shown` : ''})`),
         h(
-          'table',
-          { id: 'sim-steps' },
-          h('thead', {}, h('tr', {}, ['at', 'signal', 'replicas', 'action', 'desired', 'reasons'].map((c) => h('th', {}, c)))),
+          'div',
+          { className: 'table-scroll' },
           h(
-            'tbody',
-            {},
-            steps.slice(0, ROWS_SHOWN).map((s) =>
-              h(
-                'tr',
-                { className: s.action, dataset: { action: s.action } },
-                h('td', {}, s.at),
-                h('td', {}, s.signal === null ? 'missing' : String(s.signal)),
-                h('td', {}, s.replicas_before === s.replicas_after ? String(s.replicas_after) : `${s.replicas_before} → ${s.replicas_after}`),
-                h('td', {}, h('span', { className: `badge small ${s.action}` }, s.action)),
-                h('td', {}, String(s.desired_replicas)),
-                h('td', {}, s.reasons.map((r) => h('code', { title: text(r) }, r)).flatMap((c, i) => (i ? [' ', c] : [c]))),
+            'table',
+            { id: 'sim-steps' },
+            day ? h('caption', {}, `Times in UTC, ${day}`) : null,
+            h(
+              'thead',
+              {},
+              h('tr', {}, ['at', 'signal', 'replicas', 'action', 'desired', 'reasons'].map((c) => h('th', { className: `col-${c}` }, c))),
+            ),
+            h(
+              'tbody',
+              {},
+              steps.slice(0, ROWS_SHOWN).map((s) =>
+                h(
+                  'tr',
+                  { className: s.action, dataset: { action: s.action } },
+                  h('td', { className: 'col-at', title: s.at }, at(s)),
+                  h('td', {}, s.signal === null ? 'missing' : String(s.signal)),
+                  h(
+                    'td',
+                    {},
+                    s.replicas_before === s.replicas_after ? String(s.replicas_after) : `${s.replicas_before} → ${s.replicas_after}`,
+                    // Where the desired column is hidden (a phone), a desired count still to come shows here.
+                    s.desired_replicas === s.replicas_after ? null : h('span', { className: 'asked' }, ` (${s.desired_replicas} desired)`),
+                  ),
+                  h('td', {}, h('span', { className: `badge small ${s.action}` }, s.action)),
+                  h('td', { className: 'col-desired' }, String(s.desired_replicas)),
+                  h('td', { className: 'col-reasons' }, s.reasons.map((r) => h('code', { title: text(r) }, breakable(r))).flatMap((c, i) => (i ? [' ', c] : [c]))),
+                ),
               ),
             ),
           ),
@@ -224,45 +247,57 @@ export class Simulator {
   }
 
   draw(box, steps, target) {
-    const xs = steps.map((s) => Date.parse(s.at) / 1000);
-    const signal = steps.map((s) => s.signal);
-    const replicas = steps.map((s) => s.replicas_after);
-    const blocked = steps.map((s) => s.action === 'blocked');
-    const shade = (u) => {
-      const { ctx, bbox } = u;
-      ctx.save();
-      ctx.fillStyle = 'rgba(214, 48, 49, 0.14)';
-      const last = xs.length > 1 ? xs[xs.length - 1] - xs[xs.length - 2] : 60;
-      for (let i = 0; i < xs.length; i++) {
-        if (!blocked[i]) continue;
-        const x0 = u.valToPos(xs[i], 'x', true);
-        const x1 = u.valToPos(xs[i + 1] ?? xs[i] + last, 'x', true);
-        ctx.fillRect(x0, bbox.top, Math.max(2, x1 - x0), bbox.height);
-      }
-      ctx.restore();
-    };
-    const width = Math.max(320, box.parentElement?.clientWidth || 800);
     this.chart?.destroy();
-    this.chart = new uPlot(
-      {
-        width,
-        height: 300,
-        scales: { x: { time: true }, signal: { range: (_u, _min, max) => [0, Math.max(target, max ?? 0) * 1.1] }, replicas: { range: (_u, _min, max) => [0, Math.max(1, max ?? 0) + 1] } },
-        axes: [
-          {},
-          { scale: 'signal', label: 'signal' },
-          { scale: 'replicas', side: 1, label: 'replicas', grid: { show: false } },
-        ],
-        series: [
-          {},
-          { label: 'signal', scale: 'signal', stroke: '#2d6cdf', width: 2, spanGaps: false },
-          { label: 'replicas', scale: 'replicas', stroke: '#1b9e5a', width: 2, paths: uPlot.paths.stepped({ align: 1 }) },
-          { label: 'target per replica', scale: 'signal', stroke: '#888', dash: [6, 4], width: 1, points: { show: false } },
-        ],
-        hooks: { drawClear: [shade] },
+    const xs = steps.map((s) => Date.parse(s.at) / 1000);
+    // The two axes are one scale: a replica on the right stands at `target` of signal on the left,
+    // so the replicas line is also target × replicas, the signal the running replicas handle at
+    // target. The signal above it is over target (ceil(signal / target) > replicas running).
+    const top = Math.max(target, ...steps.map((s) => Math.max(s.signal ?? 0, s.replicas_before * target, s.replicas_after * target))) * 1.1;
+    box.dataset.signalTop = String(top);
+    box.dataset.replicasTop = String(top / target);
+    this.chart = new StepChart(box, {
+      xs,
+      scales: {
+        signal: { label: 'signal (total)', side: 'left', range: () => [0, top] },
+        replicas: { label: `replicas (1 = ${target} of signal)`, side: 'right', range: () => [0, top / target] },
       },
-      [xs, signal, replicas, xs.map(() => target)],
-      box,
-    );
+      series: [
+        { id: 'signal', label: 'signal', scale: 'signal', stroke: '#2d6cdf', values: steps.map((s) => s.signal) },
+        {
+          id: 'replicas',
+          label: `replicas running (right axis), which on the left axis is target × replicas (${target} a replica): signal above it is over target`,
+          scale: 'replicas',
+          stroke: '#1b9e5a',
+          fill: 'rgba(27, 158, 90, 0.10)',
+          step: 'after',
+          values: steps.map((s) => s.replicas_after),
+        },
+      ],
+      shades: [{ id: 'blocked', label: 'blocked steps', fill: 'rgba(214, 48, 49, 0.14)', steps: steps.map((s) => s.action === 'blocked') }],
+      readout: (i) => {
+        const s = steps[i];
+        const moved = s.replicas_before === s.replicas_after ? `${s.replicas_after} replicas` : `replicas ${s.replicas_before} → ${s.replicas_after}`;
+        const reasons = s.reasons.length ? ` (${s.reasons.join(', ')})` : '';
+        return `${utcClock(xs[i], true)} UTC · signal ${s.signal ?? 'missing'} against target × replicas ${s.replicas_before * target} · ${moved} · ${s.action}${reasons}`;
+      },
+    });
   }
+}
+
+/** The summary as tiles: three rows of three, or one row of nine when there is room (never one alone). */
+export function summaryTiles(summary, id = 'sim-summary', prefix = 'sum') {
+  const stat = (label, value, key) => h('div', { className: 'stat', id: `${prefix}-${key}` }, h('span', { className: 'stat-value' }, String(value)), h('span', { className: 'stat-label' }, label));
+  return h(
+    'div',
+    { className: 'stats', id },
+    stat('steps', summary.steps, 'steps'),
+    stat('scale-ups', summary.scale_ups, 'ups'),
+    stat('scale-downs', summary.scale_downs, 'downs'),
+    stat('blocked steps', summary.blocked_steps, 'blocked'),
+    stat('blocked seconds', summary.blocked_seconds, 'blocked-s'),
+    stat('seconds over target', summary.seconds_over_target, 'over'),
+    stat('seconds under target', summary.seconds_under_target, 'under'),
+    stat('peak replicas', summary.peak_replicas, 'peak'),
+    stat('final replicas', summary.final_replicas, 'final'),
+  );
 }

@@ -33,6 +33,43 @@ function lineOf(text, offset) {
   return line;
 }
 
+// serde_json's messages (the component's parser) in words a person reads; any other passes as is.
+const SYNTAX_WORDS = [
+  [/^EOF while parsing an object$/, 'the text ends before the object is closed (a `}` is missing)'],
+  [/^EOF while parsing a list$/, 'the text ends before the list is closed (a `]` is missing)'],
+  [/^EOF while parsing a string$/, 'the text ends inside a string (a closing `"` is missing)'],
+  [/^EOF while parsing a value$/, 'the text ends where a value should be'],
+  [/^expected `:`$/, 'a `:` is missing after the key'],
+  [/^expected `,` or `}`$/, 'a `,` or a closing `}` is missing'],
+  [/^expected `,` or `]`$/, 'a `,` or a closing `]` is missing'],
+  [/^expected value$/, 'not a JSON value (strings need double quotes)'],
+  [/^expected ident$/, 'not a JSON word (the only bare words are true, false and null)'],
+  [/^key must be a string$/, 'a key must be a string in double quotes'],
+  [/^trailing characters$/, 'text after the end of the document'],
+  [/^invalid escape$/, 'an invalid escape in a string'],
+  [/^invalid number$/, 'an invalid number'],
+  [/^number out of range$/, 'a number out of range'],
+  [/^control character .* while parsing a string$/, 'a raw control character (a tab or line break) inside a string'],
+];
+
+/**
+ * A JSON syntax error of the component's parser (`… is not valid JSON: <what> at line L column C`)
+ * -> `{line, column, message}` in plain words; `null` when `text` is not such a message.
+ */
+export function jsonSyntaxError(text) {
+  const m = /is not valid JSON: (.*) at line (\d+) column (\d+)$/s.exec(text);
+  if (!m) return null;
+  const what = m[1];
+  const words = SYNTAX_WORDS.find(([re]) => re.test(what));
+  return { line: Number(m[2]), column: Number(m[3]), message: words ? words[1] : what };
+}
+
+/** `contract, line 61, column 3` (the column when known). */
+export function placeWords(editor, line, column) {
+  if (!line) return editor;
+  return `${editor}, line ${line}${column ? `, column ${column}` : ''}`;
+}
+
 /**
  * Parses editor text. Returns `{value}` or `{error: {message, line}}`. JSON goes through
  * JSON.parse (the wire's own syntax); YAML through the `yaml` package (YAML 1.2, unique keys).
@@ -46,13 +83,15 @@ export function parseText(text, format) {
       const lc = /line (\d+) column (\d+)/.exec(error.message);
       const pos = /position (\d+)/.exec(error.message);
       const line = lc ? Number(lc[1]) : pos ? lineOf(text, Number(pos[1])) : undefined;
-      return { error: { message: error.message, line } };
+      return { error: { message: error.message, line, column: lc ? Number(lc[2]) : undefined } };
     }
   }
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
     const first = doc.errors[0];
-    return { error: { message: first.message.split('\n')[0], line: first.linePos?.[0]?.line ?? lineOf(text, first.pos[0]) } };
+    const offset = first.pos[0];
+    const column = offset - text.lastIndexOf('\n', offset - 1);
+    return { error: { message: first.message.split('\n')[0], line: lineOf(text, offset), column } };
   }
   return { value: doc.toJS({ maxAliasCount: 100 }) };
 }

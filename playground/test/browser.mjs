@@ -7,13 +7,18 @@ import { chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** Launches Chromium; resolves to `{browser, close()}`. */
-export async function launch() {
+/**
+ * Launches Chromium; resolves to `{context, close()}`. `timezoneId` sets the browser's local time
+ * zone (the tests pick one far from UTC, so a time shown in local time would be seen).
+ */
+export async function launch({ timezoneId } = {}) {
   const profile = await mkdtemp(join(tmpdir(), 'playground-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    viewport: { width: 1400, height: 1000 },
+    viewport: { width: 1280, height: 1000 },
+    timezoneId,
+    acceptDownloads: true,
     args: [
       '--no-sandbox',
       '--disable-gpu',
