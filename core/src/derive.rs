@@ -8,9 +8,7 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use crate::model::Decision;
-use crate::vocab::{
-    ActionKind, CapacityAxis, EvidenceKind, EvidenceStatus, QuotaScope, Reason, SignalKind, wire_enum,
-};
+use crate::vocab::{ActionKind, CapacityAxis, EvidenceKind, EvidenceStatus, QuotaScope, Reason, SignalKind, wire_enum};
 
 /// How a decision was reached: each evidence verdict, the target arithmetic and each gate with
 /// its numbers, in the order SPEC §7 evaluates them, then the decision's outcome.
@@ -497,7 +495,8 @@ impl Derivation {
         let mut out = String::new();
         // Writing to a String cannot fail.
         for verdict in &self.evidence {
-            let _ = write!(out, "evidence {} {}: {} ({})", verdict.kind, verdict.reference, verdict.status, verdict.code);
+            let _ =
+                write!(out, "evidence {} {}: {} ({})", verdict.kind, verdict.reference, verdict.status, verdict.code);
             if let Some(m) = &verdict.mismatch {
                 let _ = write!(out, ": found {}, expected {}", m.found, m.expected);
             }
@@ -540,7 +539,7 @@ impl Derivation {
             self.write_target(target, &mut out);
         }
         for gate in &self.gates {
-            write_gate(gate, &mut out);
+            write_gate(gate, self.current_replicas, &mut out);
         }
         let drain = if self.drain_required { ", drain required" } else { "" };
         let _ = match self.action {
@@ -552,13 +551,9 @@ impl Derivation {
                 self.desired_replicas,
                 list(&self.reasons)
             ),
-            ActionKind::Hold | ActionKind::Blocked => writeln!(
-                out,
-                "decision: {} at {} ({}){drain}",
-                self.action,
-                self.current_replicas,
-                list(&self.reasons)
-            ),
+            ActionKind::Hold | ActionKind::Blocked => {
+                writeln!(out, "decision: {} at {} ({}){drain}", self.action, self.current_replicas, list(&self.reasons))
+            }
         };
         out
     }
@@ -585,10 +580,11 @@ impl Derivation {
                     }
                     StepField::ScaleDownStep => format!("{current} - {} {} = {}", step.name, step.size, step.limit),
                 };
+                let within = if step.name == StepField::ScaleUpStep { ">=" } else { "<=" };
                 if step.capped {
                     writeln!(out, "step cap: {sum} (from {})", t.raw)
                 } else {
-                    writeln!(out, "step cap: {sum}, not reached by {}", t.raw)
+                    writeln!(out, "step cap: {sum} {within} {}, not capped", t.raw)
                 }
             }
         };
@@ -599,7 +595,7 @@ fn verdict(fired: bool, outcome: &str) -> &str {
     if fired { outcome } else { "passes" }
 }
 
-fn write_gate(gate: &Gate, out: &mut String) {
+fn write_gate(gate: &Gate, current: u64, out: &mut String) {
     let _ = match gate {
         Gate::ScaleFromZero { allow_scale_from_zero, fired } => writeln!(
             out,
@@ -627,11 +623,7 @@ fn write_gate(gate: &Gate, out: &mut String) {
                 "cooldown: {cooldown} {cooldown_s} s, last action {last_action_at}, {} s elapsed",
                 seconds(*elapsed_us)
             );
-            if *fired {
-                writeln!(out, ", {} s left: hold", seconds(*remaining_us))
-            } else {
-                writeln!(out, ": passes")
-            }
+            if *fired { writeln!(out, ", {} s left: hold", seconds(*remaining_us)) } else { writeln!(out, ": passes") }
         }
         Gate::Growth {
             additional,
@@ -642,7 +634,12 @@ fn write_gate(gate: &Gate, out: &mut String) {
             engine_authority,
             fired,
         } => {
-            let _ = writeln!(out, "growth: {additional} more replicas: {}", verdict(*fired, "blocked"));
+            let _ = writeln!(
+                out,
+                "growth: additional {} - {current} = {additional}: {}",
+                current.saturating_add(*additional),
+                verdict(*fired, "blocked")
+            );
             for d in capacity {
                 let head = format!("capacity {}: {additional} × {} = {} needed", d.axis, d.per_replica, d.needed);
                 let _ = match (d.status, d.available, d.allocatable, d.reserved) {
@@ -663,7 +660,10 @@ fn write_gate(gate: &Gate, out: &mut String) {
                 };
             }
             if *provider_quota_at_limit {
-                let _ = writeln!(out, "quota at limit: a provider-global quota has used >= limit (provider_quota_exhausted)");
+                let _ = writeln!(
+                    out,
+                    "quota at limit: a provider-global quota has used >= limit (provider_quota_exhausted)"
+                );
             }
             if *local_quota_at_limit {
                 let _ = writeln!(out, "quota at limit: a local quota has used >= limit (capacity_exhausted)");
@@ -698,7 +698,8 @@ fn write_gate(gate: &Gate, out: &mut String) {
                     "engine {}: {} available ({} allocatable - {} reserved)",
                     e.axis, e.available, e.allocatable, e.reserved
                 );
-                let _ = if e.saturated { writeln!(out, ": saturated (engine_authority_saturated)") } else { writeln!(out) };
+                let _ =
+                    if e.saturated { writeln!(out, ": saturated (engine_authority_saturated)") } else { writeln!(out) };
             }
             Ok(())
         }
@@ -711,7 +712,10 @@ fn write_gate(gate: &Gate, out: &mut String) {
                     "drain bound: drain_seconds {drain_seconds} > max_drain_seconds {max_drain_seconds}: blocked, drain required"
                 )
             } else {
-                writeln!(out, "drain bound: drain_seconds {drain_seconds} <= max_drain_seconds {max_drain_seconds}, drain required")
+                writeln!(
+                    out,
+                    "drain bound: drain_seconds {drain_seconds} <= max_drain_seconds {max_drain_seconds}, drain required"
+                )
             }
         }
     };

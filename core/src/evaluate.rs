@@ -349,7 +349,12 @@ fn set(flags: &mut [bool; 5], which: usize) {
 }
 
 /// Phases B and C, on evidence that phase A accepted.
-fn track_and_gate<R: Recorder>(checked: &Checked<'_>, current: u64, exhausted: &Exhausted, recorder: &mut R) -> Outcome {
+fn track_and_gate<R: Recorder>(
+    checked: &Checked<'_>,
+    current: u64,
+    exhausted: &Exhausted,
+    recorder: &mut R,
+) -> Outcome {
     let request = checked.request;
     let contract = &request.contract;
     let policy = &contract.policy;
@@ -506,7 +511,12 @@ fn micros(value: i128) -> u64 {
 }
 
 /// C4: whether `additional` replicas fit capacity, quotas and engine authority.
-fn growth_reasons<R: Recorder>(checked: &Checked<'_>, additional: u64, exhausted: &Exhausted, recorder: &mut R) -> Reasons {
+fn growth_reasons<R: Recorder>(
+    checked: &Checked<'_>,
+    additional: u64,
+    exhausted: &Exhausted,
+    recorder: &mut R,
+) -> Reasons {
     let request = checked.request;
     let contract = &request.contract;
     let now = checked.now;
