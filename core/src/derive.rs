@@ -576,7 +576,7 @@ impl Derivation {
                 let sum = match step.name {
                     StepField::ScaleUpStep => format!("{current} + {} {} = {}", step.name, step.size, step.limit),
                     StepField::ScaleDownStep if step.size > current => {
-                        format!("{current} - {} {}, at least 0, = {}", step.name, step.size, step.limit)
+                        format!("max(0, {current} - {} {}) = {}", step.name, step.size, step.limit)
                     }
                     StepField::ScaleDownStep => format!("{current} - {} {} = {}", step.name, step.size, step.limit),
                 };
