@@ -13,7 +13,7 @@ use crate::vocab::{ActionKind, CapacityAxis, EvidenceKind, EvidenceStatus, Quota
 /// How a decision was reached: each evidence verdict, the target arithmetic and each gate with
 /// its numbers, in the order SPEC §7 evaluates them, then the decision's outcome.
 ///
-/// Produced by [`crate::derive`]; its JSON form ([`Derivation::to_json`]) is compact, with the
+/// Produced by [`crate::derive()`]; its JSON form ([`Derivation::to_json`]) is compact, with the
 /// fields in the order written here. Times are UTC text as in `evaluated_at` (SPEC §8). Every
 /// integer is exact; the products of the growth gate can reach 1.0001 × 10^19, beyond a
 /// JavaScript number's exact range (2^53).

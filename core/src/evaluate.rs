@@ -75,7 +75,7 @@ fn single(reason: Reason) -> Reasons {
 }
 
 /// Evaluates a checked request, writing its steps to `recorder` (SPEC §7 is implemented here
-/// once; [`crate::derive`] records, [`crate::evaluate`] passes [`crate::derive::Silent`]).
+/// once; [`crate::derive()`] records, [`crate::evaluate`] passes [`crate::derive::Silent`]).
 /// Total: every branch yields a decision.
 pub(crate) fn decide<R: Recorder>(checked: &Checked<'_>, recorder: &mut R) -> Decision {
     let request = checked.request;
