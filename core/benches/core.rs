@@ -6,7 +6,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use scale_units_core::conformance::Vector;
-use scale_units_core::{evaluate, evaluate_json, parse_request, validate_contract};
+use scale_units_core::{derive, derive_json, evaluate, evaluate_json, parse_request, validate_contract};
 
 const T01: &str = include_str!("../../tests/vectors/reference/t01-mcp-target-tracks-deterministically.json");
 
@@ -16,6 +16,8 @@ fn core(c: &mut Criterion) {
     let mut group = c.benchmark_group("native");
     group.bench_function("evaluate_json", |b| b.iter(|| evaluate_json(black_box(&request)).unwrap()));
     group.bench_function("evaluate_typed", |b| b.iter(|| evaluate(black_box(&typed)).unwrap()));
+    group.bench_function("derive_json", |b| b.iter(|| derive_json(black_box(&request)).unwrap()));
+    group.bench_function("derive_typed", |b| b.iter(|| derive(black_box(&typed)).unwrap()));
     group.bench_function("parse_request", |b| b.iter(|| parse_request(black_box(&request)).unwrap()));
     group.bench_function("validate_contract", |b| b.iter(|| validate_contract(black_box(&typed.contract)).unwrap()));
     group.bench_function("sha256_1KiB", |b| {

@@ -70,7 +70,7 @@ impl ContractCache {
     /// # Errors
     /// Exactly the errors of [`crate::evaluate`].
     pub fn evaluate(&mut self, request: &EvaluationRequest) -> Result<Decision, EvaluationError> {
-        Ok(evaluate::decide(&validate::request_with(request, Some(self))?))
+        Ok(evaluate::decide(&validate::request_with(request, Some(self))?, &mut crate::derive::Silent))
     }
 
     /// [`crate::evaluate_json`], with the contract's validation and identity taken from the cache.

@@ -18,6 +18,9 @@ pub struct Vector {
     pub request_text: String,
     /// What must come out.
     pub expect: Expectation,
+    /// The expected derivation of the decision (`expect.derivation`, the `derivation/` group),
+    /// when the vector gives one; checked by [`Vector::check_derivation`].
+    pub derivation: Option<Value>,
 }
 
 /// The expected outcome of a vector.
@@ -55,6 +58,8 @@ struct RawExpect {
     contract_digest: Option<String>,
     #[serde(default)]
     error: Option<RawError>,
+    #[serde(default)]
+    derivation: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -84,9 +89,13 @@ impl Vector {
             (None, Some(error)) => Expectation::Error { code: error.code, message_contains: error.message_contains },
             _ => return Err("`expect` needs exactly one of `decision` and `error`".to_owned()),
         };
+        let derivation = raw.expect.derivation;
+        if derivation.is_some() && !matches!(expect, Expectation::Decision(_)) {
+            return Err("`expect.derivation` needs `expect.decision`".to_owned());
+        }
         // `contract_digest` is checked by runners that can validate contracts; see `contract_digest`.
         let _ = raw.expect.contract_digest;
-        Ok(Self { id: raw.id, description: raw.description, request_text, expect })
+        Ok(Self { id: raw.id, description: raw.description, request_text, expect, derivation })
     }
 
     /// The request's `contract` as JSON text, for checking `contract_digest`; `None` when the
@@ -100,6 +109,27 @@ impl Vector {
     pub fn contract_digest(text: &str) -> Option<String> {
         let value: Value = serde_json::from_str(text).ok()?;
         value.get("expect")?.get("contract_digest")?.as_str().map(str::to_owned)
+    }
+
+    /// Checks what a derivation entry point returned ([`crate::derive_json`], or a face's
+    /// equivalent) against `expect.derivation`: the derivation JSON text, or an error's code and
+    /// message. Compared field by field, every field (null ones included).
+    ///
+    /// # Errors
+    /// A message naming the first difference (the field path), the error that came back, or
+    /// that the vector has no `expect.derivation` (call it only when [`Vector::derivation`] is
+    /// `Some`).
+    pub fn check_derivation(&self, outcome: Result<&str, (&str, &str)>) -> Result<(), String> {
+        let Some(expected) = &self.derivation else {
+            return Err(format!("{} has no expect.derivation", self.id));
+        };
+        match outcome {
+            Ok(text) => {
+                let actual: Value = serde_json::from_str(text).map_err(|e| format!("derivation is not JSON: {e}"))?;
+                first_difference(expected, &actual, "derivation").map_or(Ok(()), Err)
+            }
+            Err((code, message)) => Err(format!("expected a derivation, got error {code}: {message}")),
+        }
     }
 
     /// Checks what an evaluator returned: the decision JSON text, or an error's code and message.

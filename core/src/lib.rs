@@ -3,6 +3,7 @@
 mod cache;
 mod canonical;
 pub mod conformance;
+mod derive;
 mod error;
 mod evaluate;
 mod explain;
@@ -19,6 +20,10 @@ mod wit_bridge;
 
 pub use cache::ContractCache;
 pub use canonical::{Canon, content_digest};
+pub use derive::{
+    Bound, Check, CooldownField, DemandCheck, DemandStatus, Derivation, EngineCheck, EvidenceVerdict, Gate, Mismatch,
+    QuotaCheck, StepCap, StepField, Target,
+};
 pub use error::{ErrorCode, EvaluationError};
 pub use explain::{Explanation, ReasonText, explain};
 pub use model::{
@@ -48,7 +53,29 @@ pub const EVALUATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// or `current_replicas` out of bounds. Missing or stale evidence is not an error: it is a
 /// `blocked` decision.
 pub fn evaluate(request: &EvaluationRequest) -> Result<Decision, EvaluationError> {
-    Ok(evaluate::decide(&validate::request(request)?))
+    Ok(evaluate::decide(&validate::request(request)?, &mut derive::Silent))
+}
+
+/// The derivation of a request's decision: each evidence verdict, the target arithmetic, each
+/// gate with its numbers, and the outcome (see [`Derivation`]).
+///
+/// It is recorded by the one decision path [`evaluate`] runs, so it never disagrees with the
+/// decision: its `decision_id`, `decision_digest` and outcome fields are the decision's own.
+///
+/// # Errors
+/// Exactly the errors of [`evaluate`], for the same request.
+pub fn derive(request: &EvaluationRequest) -> Result<Derivation, EvaluationError> {
+    let mut steps = derive::Steps::default();
+    let decision = evaluate::decide(&validate::request(request)?, &mut steps);
+    Ok(steps.into_derivation(&decision))
+}
+
+/// The derivation of a request given as JSON text, as compact JSON ([`Derivation::to_json`]).
+///
+/// # Errors
+/// Exactly the errors of [`evaluate_json`], for the same text.
+pub fn derive_json(request: &str) -> Result<String, EvaluationError> {
+    Ok(derive(&parse_request(request)?)?.to_json())
 }
 
 /// Evaluates a request given as JSON text and returns the decision as compact JSON.

@@ -40,6 +40,11 @@ impl Window {
     pub(crate) fn is_fresh(self, now: i64) -> bool {
         self.observed_at <= now && now < self.expires_at
     }
+
+    /// `(observed_at, expires_at)`, for a derivation.
+    pub(crate) fn bounds(self) -> (i64, i64) {
+        (self.observed_at, self.expires_at)
+    }
 }
 
 /// A request that passed every precondition, with its times parsed.
