@@ -8,6 +8,7 @@
 use serde::Serialize;
 
 use crate::canonical::{Canon, content_digest};
+use crate::diagnose::First;
 use crate::error::{ErrorCode, EvaluationError};
 use crate::model::{
     CapacityObservation, ContinuityObservation, EvaluationRequest, QuotaObservation, SafetyObservation,
@@ -351,7 +352,7 @@ pub fn simulate(
     }
     let mut times = Vec::with_capacity(trace.len());
     for (i, step) in trace.iter().enumerate() {
-        let at = validate::check_time(&step.at, &crate::json::Path::Text("trace").index(i).field("at"))?;
+        let at = validate::check_time(&mut First, &step.at, &crate::json::Path::Text("trace").index(i).field("at"))?;
         if times.last().is_some_and(|&previous| at < previous) {
             return Err(trace_error(format!("trace[{i}].at"), "trace steps must not go back in time"));
         }
@@ -445,32 +446,33 @@ pub fn simulate(
 /// [`simulate`].
 pub fn simulate_json(input: &str) -> Result<String, EvaluationError> {
     use crate::json::{self, Fields};
-    let root = json::parse(input)?;
-    let mut fields = Fields::new(&root, &json::Path::Root)?;
+    let first = &mut First;
+    let root = json::parse(input, "simulation input")?;
+    let mut fields = Fields::new(&root, &json::Path::Root, first)?;
     let contract = {
-        let (value, path) = fields.required("contract")?;
-        crate::parse::contract(value, &path)?
+        let (value, path) = fields.required("contract", first)?;
+        crate::parse::contract(value, &path, first)?
     };
-    let initial_replicas = match fields.optional("initial_replicas")? {
-        Some((value, path)) => json::uint(value, &path)?,
+    let initial_replicas = match fields.optional("initial_replicas", first)? {
+        Some((value, path)) => json::uint(value, &path, first)?,
         None => contract.policy.min_replicas,
     };
-    let actuation_delay_s = match fields.optional("actuation_delay_s")? {
-        Some((value, path)) => json::uint(value, &path)?,
+    let actuation_delay_s = match fields.optional("actuation_delay_s", first)? {
+        Some((value, path)) => json::uint(value, &path, first)?,
         None => 0,
     };
-    let csv = fields.optional("trace_csv")?;
-    let list = fields.optional("trace")?;
+    let csv = fields.optional("trace_csv", first)?;
+    let list = fields.optional("trace", first)?;
     let trace = match (csv, list) {
-        (Some((value, path)), None) => parse_trace_csv(&json::string(value, &path)?)?,
-        (None, Some((value, path))) => json::array(value, &path)?
+        (Some((value, path)), None) => parse_trace_csv(&json::string(value, &path, first)?)?,
+        (None, Some((value, path))) => json::array(value, &path, first)?
             .iter()
             .enumerate()
             .map(|(i, item)| trace_step(item, &path.index(i)))
             .collect::<Result<Vec<_>, _>>()?,
         _ => return Err(trace_error(String::new(), "give the trace as exactly one of `trace_csv` and `trace`")),
     };
-    fields.finish()?;
+    fields.finish(first)?;
     let simulation = simulate(&contract, &SimulationOptions { initial_replicas, actuation_delay_s }, &trace)?;
     // Serializing strings, integers and booleans into a String cannot fail.
     Ok(serde_json::to_string(&simulation).unwrap_or_default())
@@ -478,17 +480,18 @@ pub fn simulate_json(input: &str) -> Result<String, EvaluationError> {
 
 fn trace_step(value: &crate::json::Json<'_>, path: &crate::json::Path<'_>) -> Result<TraceStep, EvaluationError> {
     use crate::json::{self, Fields};
-    let mut f = Fields::new(value, path)?;
+    let first = &mut First;
+    let mut f = Fields::new(value, path, first)?;
     let count = |f: &mut Fields<'_, '_>, name: &'static str| {
-        f.nullable(name).map(|(value, path)| json::uint(value, &path)).transpose()
+        f.nullable(name, &mut First).map(|(value, path)| json::uint(value, &path, &mut First)).transpose()
     };
     let flag = |f: &mut Fields<'_, '_>, name: &'static str| {
-        f.nullable(name).map(|(value, path)| json::boolean(value, &path)).transpose()
+        f.nullable(name, &mut First).map(|(value, path)| json::boolean(value, &path, &mut First)).transpose()
     };
     let step = TraceStep {
         at: {
-            let (value, path) = f.required("at")?;
-            json::string(value, &path)?
+            let (value, path) = f.required("at", first)?;
+            json::string(value, &path, first)?
         },
         signal: count(&mut f, "signal")?,
         capacity_headroom: count(&mut f, "capacity_headroom")?,
@@ -498,6 +501,6 @@ fn trace_step(value: &crate::json::Json<'_>, path: &crate::json::Path<'_>) -> Re
         overloaded: flag(&mut f, "overloaded")?,
         noisy_neighbor: flag(&mut f, "noisy_neighbor")?,
     };
-    f.finish()?;
+    f.finish(first)?;
     Ok(step)
 }
