@@ -365,6 +365,7 @@ fn type_hint(path: &Path<'_>, expected: &str, found: &Json<'_>) -> String {
         ("a boolean", Json::Int(n)) if matches!(n, 0 | 1) => {
             format!("write `{name}` as {}: a boolean is true or false, not a number", *n == 1)
         }
+        ("an array", Json::Str(s)) => format!("write `{name}` as an array, such as [\"{s}\"]"),
         ("a string", Json::Int(_) | Json::Float(_) | Json::Bool(_)) => {
             format!("write `{name}` as a string, in double quotes")
         }

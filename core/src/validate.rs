@@ -661,7 +661,9 @@ pub(crate) fn contract_in<S: Sink>(
     }
     let unheld: Vec<_> =
         profile.engine_authority_axes.iter().filter(|a| !c.required_capacity_axes.contains(a)).collect();
-    if !unheld.is_empty() {
+    // Every profile's engine axes are among its required axes, so when check 5 fired this one
+    // says nothing new; the SPEC's path never gets here then (check 5 stopped it).
+    if !unheld.is_empty() && missing_axes.is_empty() {
         sink.fault(
             || contract_error(here, format!("{surface} engine authority axes must be hard capacity axes")),
             |notes| {
@@ -723,7 +725,7 @@ pub(crate) fn contract_in<S: Sink>(
             |notes| {
                 knows_demand_axes(notes).then(|| {
                     format!(
-                        "keep one demand per axis in `replica_demands`: {} appear more than once",
+                        "keep one demand per axis in `replica_demands`: there is more than one for {}",
                         listed(repeated(c.replica_demands.iter().map(|d| d.axis)))
                     )
                 })
@@ -751,7 +753,7 @@ pub(crate) fn contract_in<S: Sink>(
             |notes| {
                 knows_items(notes, &quotas_path, c.quotas.len(), &["quota_ref"]).then(|| {
                     format!(
-                        "keep one binding per `quota_ref` in `quotas`: {} appear more than once",
+                        "keep one binding per `quota_ref` in `quotas`: there is more than one for {}",
                         listed(repeated(c.quotas.iter().map(|q| q.quota_ref.as_str())))
                     )
                 })
@@ -1154,7 +1156,7 @@ fn observations<S: Sink>(sink: &mut S, r: &EvaluationRequest) -> Result<Observed
             |notes| {
                 knows_items(notes, &capacities_path, r.capacities.len(), &["axis"]).then(|| {
                     format!(
-                        "keep one observation per axis in `capacities`: {} appear more than once",
+                        "keep one observation per axis in `capacities`: there is more than one for {}",
                         listed(repeated(r.capacities.iter().map(|o| o.axis)))
                     )
                 })
@@ -1167,7 +1169,7 @@ fn observations<S: Sink>(sink: &mut S, r: &EvaluationRequest) -> Result<Observed
             |notes| {
                 knows_items(notes, &quotas_path, r.quotas.len(), &["quota_ref"]).then(|| {
                     format!(
-                        "keep one observation per `quota_ref` in `quotas`: {} appear more than once",
+                        "keep one observation per `quota_ref` in `quotas`: there is more than one for {}",
                         listed(repeated(r.quotas.iter().map(|o| o.quota_ref.as_str())))
                     )
                 })

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use scale_units_core::conformance::Vector;
-use scale_units_core::{ContractCache, evaluate_json, validate_contract_json};
+use scale_units_core::{ContractCache, diagnose_request_json, evaluate_json, validate_contract_json};
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -39,6 +39,8 @@ fn run(vector_text: &str) -> Result<String, String> {
         Err(error) => Err((error.code().as_str(), error.message())),
     };
     vector.check(as_ref).map_err(|m| format!("{}: {m}", vector.id))?;
+    let diagnosis = diagnose_request_json(&vector.request_text).to_json();
+    vector.check_diagnosis(&diagnosis).map_err(|m| format!("{}: {m}", vector.id))?;
     if let Some(expected) = Vector::contract_digest(vector_text) {
         let request: serde_json::Value = serde_json::from_str(&vector.request_text).map_err(|e| e.to_string())?;
         let contract = request.get("contract").map(|c| c.to_string()).unwrap_or_default();

@@ -65,7 +65,9 @@ def load(path: Path) -> Vector:
     expect = data.get("expect")
     if not isinstance(expect, dict) or ("decision" in expect) == ("error" in expect):
         raise VectorError(f"{path}: expect needs exactly one of decision and error")
-    unknown = set(expect) - {"decision", "error", "contract_digest"}
+    # `diagnosis` (the list of every fault, tests/vectors/README.md) is not checked here yet: this
+    # face gets a diagnosis once the component exports one.
+    unknown = set(expect) - {"decision", "error", "contract_digest", "diagnosis"}
     if unknown:
         raise VectorError(f"{path}: unknown expect fields {sorted(unknown)}")
     expected_error = expect.get("error")
