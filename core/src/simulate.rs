@@ -58,7 +58,9 @@ pub struct SimulationOptions {
     pub actuation_delay_s: u64,
 }
 
-/// What happened at one step.
+/// What happened at one step. A face prints a decision as `current_replicas->desired_replicas
+/// action` (`1->3 scale_up`), and what runs as `replicas_before->replicas_after`; with an
+/// actuation delay the two differ until the scale is carried out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SimulationStep {
     /// The step's time, as given.
@@ -67,14 +69,20 @@ pub struct SimulationStep {
     pub elapsed_s: u64,
     /// The signal value, `None` when the read failed.
     pub signal: Option<u64>,
-    /// Replicas running when the step was evaluated.
+    /// Replicas running when the step was evaluated (after a pending scale due by then was
+    /// carried out).
     pub replicas_before: u64,
-    /// Replicas running after the step's decision was applied.
+    /// Replicas running after the step: its scale when carried out at once, else unchanged.
     pub replicas_after: u64,
+    /// The decision's current count: the replicas it was made for (equal to `replicas_before`).
+    pub current_replicas: u64,
     /// The decision's action.
     pub action: ActionKind,
-    /// The decision's desired count.
+    /// The decision's desired count (equal to `current_replicas` for `hold` and `blocked`).
     pub desired_replicas: u64,
+    /// After the step, the count a scale accepted but not carried out yet will bring (an
+    /// actuation delay); `None` when nothing is pending.
+    pub pending_replicas: Option<u64>,
     /// The decision's reasons.
     pub reasons: Vec<Reason>,
     /// The decision's id.
@@ -90,15 +98,40 @@ pub struct BlockedTime {
     pub seconds: u64,
 }
 
+/// A scale accepted but not carried out when the trace ended (an actuation delay).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PendingScale {
+    /// `scale_up` or `scale_down`.
+    pub action: ActionKind,
+    /// Replicas running when it was decided (and still at the end).
+    pub from_replicas: u64,
+    /// Replicas it will bring.
+    pub to_replicas: u64,
+    /// The step time it was decided at, as given.
+    pub decided_at: String,
+    /// When it is due: the decision's time plus the actuation delay (UTC).
+    pub due_at: String,
+}
+
 /// Totals over a simulation. A step lasts until the next step; the last lasts zero seconds.
+///
+/// Decisions and changes are counted apart: with an actuation delay a scale is carried out
+/// later, and a later decision may replace it before then (`replaced_scales`), so `scale_ups`
+/// can exceed `scale_ups_carried_out`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct SimulationSummary {
     /// Steps evaluated.
     pub steps: u64,
-    /// Accepted scale-ups.
+    /// Decisions to scale up (every `scale_up` decision, carried out or not).
     pub scale_ups: u64,
-    /// Accepted scale-downs.
+    /// Decisions to scale down (every `scale_down` decision, carried out or not).
     pub scale_downs: u64,
+    /// Scales carried out that raised the running count.
+    pub scale_ups_carried_out: u64,
+    /// Scales carried out that lowered the running count.
+    pub scale_downs_carried_out: u64,
+    /// Scale decisions replaced by a later one while still pending (never carried out).
+    pub replaced_scales: u64,
     /// Steps whose decision was `blocked`.
     pub blocked_steps: u64,
     /// Seconds spent in blocked steps.
@@ -111,8 +144,12 @@ pub struct SimulationSummary {
     pub seconds_under_target: u64,
     /// Most replicas running at any step.
     pub peak_replicas: u64,
-    /// Replicas running after the last step.
+    /// Replicas after the last step, counting a scale still pending then (`pending_at_end`).
     pub final_replicas: u64,
+    /// Replicas running after the last step (without a pending scale).
+    pub running_replicas_at_end: u64,
+    /// The scale still pending after the last step, `None` when there is none.
+    pub pending_at_end: Option<PendingScale>,
 }
 
 /// A whole simulation: each step and the summary.
@@ -361,17 +398,14 @@ pub fn simulate(
 
     let delay = i64::try_from(options.actuation_delay_s).unwrap_or(0) * MICROS;
     let mut replicas = options.initial_replicas;
-    let mut pending: Option<(i64, u64)> = None; // (apply at, replicas)
+    let mut pending: Option<Pending> = None;
     let mut last_action_at: Option<String> = None;
     let mut steps = Vec::with_capacity(trace.len());
     let mut summary = SimulationSummary { peak_replicas: replicas, ..SimulationSummary::default() };
 
     for (i, (step, &now)) in trace.iter().zip(&times).enumerate() {
-        if let Some((apply_at, count)) = pending
-            && apply_at <= now
-        {
-            replicas = count;
-            pending = None;
+        if let Some(due) = pending.take_if(|p| p.due <= now) {
+            carry_out(&mut summary, &mut replicas, due.replicas);
         }
         let expires_at = time::format_utc(now + SYNTHETIC_WINDOW_S * MICROS);
         let request = request_for(contract, step, replicas, last_action_at.as_deref(), &expires_at);
@@ -386,9 +420,18 @@ pub fn simulate(
             }
             last_action_at = Some(step.at.clone());
             if delay == 0 {
-                replicas = decision.desired_replicas;
+                carry_out(&mut summary, &mut replicas, decision.desired_replicas);
             } else {
-                pending = Some((now + delay, decision.desired_replicas));
+                if pending.is_some() {
+                    summary.replaced_scales += 1;
+                }
+                pending = Some(Pending {
+                    due: now + delay,
+                    replicas: decision.desired_replicas,
+                    action: decision.action,
+                    from: before,
+                    decided_at: step.at.clone(),
+                });
             }
         }
 
@@ -422,15 +465,45 @@ pub fn simulate(
             signal: step.signal,
             replicas_before: before,
             replicas_after: replicas,
+            current_replicas: decision.current_replicas,
             action: decision.action,
             desired_replicas: decision.desired_replicas,
+            pending_replicas: pending.as_ref().map(|p| p.replicas),
             reasons: decision.reasons,
             decision_id: decision.decision_id,
         });
     }
     summary.steps = u64::try_from(steps.len()).unwrap_or(u64::MAX);
-    summary.final_replicas = pending.map_or(replicas, |(_, count)| count);
+    summary.final_replicas = pending.as_ref().map_or(replicas, |p| p.replicas);
+    summary.running_replicas_at_end = replicas;
+    summary.pending_at_end = pending.map(|p| PendingScale {
+        action: p.action,
+        from_replicas: p.from,
+        to_replicas: p.replicas,
+        decided_at: p.decided_at,
+        due_at: time::format_utc(p.due),
+    });
     Ok(Simulation { steps, summary })
+}
+
+/// A scale accepted and waiting for the actuation delay.
+struct Pending {
+    /// When it is carried out (microseconds since the epoch).
+    due: i64,
+    replicas: u64,
+    action: ActionKind,
+    from: u64,
+    decided_at: String,
+}
+
+/// Makes `count` the running replicas, counting the change by its direction.
+fn carry_out(summary: &mut SimulationSummary, replicas: &mut u64, count: u64) {
+    match count.cmp(replicas) {
+        std::cmp::Ordering::Greater => summary.scale_ups_carried_out += 1,
+        std::cmp::Ordering::Less => summary.scale_downs_carried_out += 1,
+        std::cmp::Ordering::Equal => {}
+    }
+    *replicas = count;
 }
 
 /// Runs a simulation described as JSON and returns it as JSON.
