@@ -129,8 +129,7 @@ impl Vector {
     /// A message naming the first difference.
     pub fn check_diagnosis(&self, diagnosis_json: &str) -> Result<(), String> {
         let Some(expected) = &self.diagnosis else { return Ok(()) };
-        let actual: Value =
-            serde_json::from_str(diagnosis_json).map_err(|e| format!("diagnosis is not JSON: {e}"))?;
+        let actual: Value = serde_json::from_str(diagnosis_json).map_err(|e| format!("diagnosis is not JSON: {e}"))?;
         let faults = actual.get("faults").and_then(Value::as_array).ok_or("diagnosis has no `faults` array")?;
         let text = |fault: &Value, key: &str| fault.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
         for (i, (want, got)) in expected.iter().zip(faults).enumerate() {
@@ -138,10 +137,16 @@ impl Vector {
                 (text(got, "code"), text(got, "path"), text(got, "message"), text(got, "hint"));
             let at = format!("diagnosis[{i}]");
             if code != want.code || path != want.path {
-                return Err(format!("{at}: expected {} at {:?}, got {code} at {path:?}: {message}", want.code, want.path));
+                return Err(format!(
+                    "{at}: expected {} at {:?}, got {code} at {path:?}: {message}",
+                    want.code, want.path
+                ));
             }
             if !hint.contains(&want.hint_contains) {
-                return Err(format!("{at} ({code} at {path:?}): hint {hint:?} does not contain {:?}", want.hint_contains));
+                return Err(format!(
+                    "{at} ({code} at {path:?}): hint {hint:?} does not contain {:?}",
+                    want.hint_contains
+                ));
             }
             if let Some(fragment) = &want.message_contains
                 && !message.contains(fragment)

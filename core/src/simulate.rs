@@ -165,46 +165,64 @@ fn trace_error(path: String, message: impl Into<String>) -> EvaluationError {
     EvaluationError::new(ErrorCode::InvalidField, message, path)
 }
 
+/// The columns a CSV trace may have (`at` is another name for `time`).
+const TRACE_COLUMNS: &[&str] = &[
+    "time",
+    "at",
+    "signal",
+    "capacity_headroom",
+    "quota_headroom",
+    "active_sessions",
+    "ready",
+    "overloaded",
+    "noisy_neighbor",
+];
+
 /// Reads a trace from CSV text: a header naming the columns (`time` or `at`, `signal`, and any
 /// of `capacity_headroom`, `quota_headroom`, `active_sessions`, `ready`, `overloaded`,
 /// `noisy_neighbor`), then one row a step. Empty cells are absent values; `#` starts a comment
 /// line. Booleans are `true`/`false` (or `1`/`0`).
 ///
 /// # Errors
-/// `invalid_field` naming the row and column (`trace[3].signal`) of the first bad cell, an
-/// unknown column, or a trace with no steps or more than [`MAX_TRACE_STEPS`].
+/// `invalid_field` naming the row and column (`trace[3].signal`, rows counting steps) of the
+/// first bad cell, with the text's line number in the message; an unknown column (the message
+/// lists the valid ones); or a trace with no steps or more than [`MAX_TRACE_STEPS`].
 pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceStep>, EvaluationError> {
-    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#'));
-    let header = lines.next().ok_or_else(|| trace_error("trace".into(), "the trace is empty"))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim()))
+        .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'));
+    let (_, header) = lines.next().ok_or_else(|| trace_error("trace".into(), "the trace is empty"))?;
     let columns: Vec<&str> = header.split(',').map(str::trim).collect();
     for column in &columns {
-        let known = matches!(
-            *column,
-            "time"
-                | "at"
-                | "signal"
-                | "capacity_headroom"
-                | "quota_headroom"
-                | "active_sessions"
-                | "ready"
-                | "overloaded"
-                | "noisy_neighbor"
-        );
-        if !known {
-            return Err(trace_error("trace".into(), format!("unknown trace column `{column}`")));
+        if !TRACE_COLUMNS.contains(column) {
+            let near = crate::diagnose::nearest(column, TRACE_COLUMNS.iter().copied())
+                .map(|near| format!(" (did you mean `{}`?)", near.word))
+                .unwrap_or_default();
+            return Err(trace_error(
+                "trace".into(),
+                format!(
+                    "unknown trace column `{column}` in the header{near}; the columns are {}",
+                    crate::diagnose::listed(TRACE_COLUMNS)
+                ),
+            ));
         }
     }
     if !columns.iter().any(|c| *c == "time" || *c == "at") {
         return Err(trace_error("trace".into(), "the trace needs a `time` column"));
     }
     let mut steps = Vec::new();
-    for (row, line) in lines.enumerate() {
+    for (row, (line_number, line)) in lines.enumerate() {
         if steps.len() >= MAX_TRACE_STEPS {
             return Err(trace_error("trace".into(), format!("a trace may hold at most {MAX_TRACE_STEPS} steps")));
         }
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
         if cells.len() > columns.len() {
-            return Err(trace_error(format!("trace[{row}]"), "the row has more cells than the header"));
+            return Err(trace_error(
+                format!("trace[{row}]"),
+                format!("line {line_number} has {} cells, the header {}", cells.len(), columns.len()),
+            ));
         }
         let mut step = TraceStep::default();
         for (column, cell) in columns.iter().zip(cells.iter().chain(std::iter::repeat(&""))) {
@@ -212,11 +230,23 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceStep>, EvaluationError> {
                 continue;
             }
             let path = || format!("trace[{row}].{column}");
-            let number = || cell.parse::<u64>().map_err(|_| trace_error(path(), format!("`{cell}` is not a count")));
+            let number = || {
+                cell.parse::<u64>().map_err(|_| {
+                    trace_error(
+                        path(),
+                        format!(
+                            "line {line_number}, column `{column}`: `{cell}` is not a count (a whole number, 0 or more)"
+                        ),
+                    )
+                })
+            };
             let flag = || match *cell {
                 "true" | "1" => Ok(true),
                 "false" | "0" => Ok(false),
-                _ => Err(trace_error(path(), format!("`{cell}` is not true or false"))),
+                _ => Err(trace_error(
+                    path(),
+                    format!("line {line_number}, column `{column}`: `{cell}` is not true or false (or 1 or 0)"),
+                )),
             };
             match *column {
                 "time" | "at" => step.at = (*cell).to_owned(),
@@ -230,7 +260,10 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceStep>, EvaluationError> {
             }
         }
         if step.at.is_empty() {
-            return Err(trace_error(format!("trace[{row}].time"), "every step needs a time"));
+            return Err(trace_error(
+                format!("trace[{row}].time"),
+                format!("line {line_number} has no time: every step needs one"),
+            ));
         }
         steps.push(step);
     }

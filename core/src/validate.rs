@@ -1182,3 +1182,57 @@ fn observations<S: Sink>(sink: &mut S, r: &EvaluationRequest) -> Result<Observed
     };
     Ok(Observed { now, last_action_at, signal, capacities, quotas, continuity, safety })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "a test fails by panicking")]
+
+    use super::{bounds, request};
+    use crate::conformance::Vector;
+    use crate::model::EvaluationRequest;
+
+    /// Every bounded field set far out of its bounds: the check's message states exactly the
+    /// bounds [`bounds`] gives for the field's name (the table the too-large-integer messages use).
+    #[test]
+    fn bounds_table_matches_the_checks() {
+        let text = include_str!("../../tests/vectors/reference/t01-mcp-target-tracks-deterministically.json");
+        let valid: EvaluationRequest = crate::parse_request(&Vector::parse(text).unwrap().request_text).unwrap();
+        assert!(request(&valid).is_ok());
+        type Edit = fn(&mut EvaluationRequest);
+        let edits: [(&str, Edit); 21] = [
+            ("version", |r| r.contract.version = u64::MAX),
+            ("min_replicas", |r| r.contract.policy.min_replicas = u64::MAX),
+            ("max_replicas", |r| r.contract.policy.max_replicas = u64::MAX),
+            ("target", |r| r.contract.policy.target = u64::MAX),
+            ("scale_up_step", |r| r.contract.policy.scale_up_step = u64::MAX),
+            ("scale_down_step", |r| r.contract.policy.scale_down_step = u64::MAX),
+            ("scale_up_cooldown_s", |r| r.contract.policy.scale_up_cooldown_s = u64::MAX),
+            ("scale_down_cooldown_s", |r| r.contract.policy.scale_down_cooldown_s = u64::MAX),
+            ("drain_seconds", |r| r.contract.policy.drain_seconds = u64::MAX),
+            ("per_replica", |r| r.contract.replica_demands[0].per_replica = u64::MAX),
+            ("per_replica", |r| r.contract.quotas[0].per_replica = u64::MAX),
+            ("partitions_per_replica", |r| r.contract.partition_lease.partitions_per_replica = u64::MAX),
+            ("lease_ttl_s", |r| r.contract.partition_lease.lease_ttl_s = u64::MAX),
+            ("max_drain_seconds", |r| r.contract.continuity.max_drain_seconds = u64::MAX),
+            ("value", |r| r.signal.as_mut().unwrap().value = i64::MAX),
+            ("allocatable", |r| r.capacities[0].allocatable = u64::MAX),
+            ("reserved", |r| r.capacities[0].reserved = u64::MAX),
+            ("used", |r| r.capacities[0].used = u64::MAX),
+            ("limit", |r| r.quotas[0].limit = u64::MAX),
+            ("active_sessions", |r| r.continuity.as_mut().unwrap().active_sessions = u64::MAX),
+            ("active_streams", |r| r.continuity.as_mut().unwrap().active_streams = u64::MAX),
+        ];
+        for (name, edit) in edits {
+            let mut r = valid.clone();
+            edit(&mut r);
+            let error = request(&r).err().unwrap();
+            let (low, high) = bounds(name).unwrap();
+            let expected = format!("{name} must be in {low}..={high}, not ");
+            assert!(error.message().starts_with(&expected), "{name}: {}", error.message());
+        }
+        let mut r = valid;
+        r.current_replicas = 10_001;
+        assert_eq!(bounds("current_replicas"), Some((0, 10_000)));
+        assert_eq!(request(&r).err().unwrap().message(), "current_replicas is outside bounds");
+    }
+}
