@@ -332,7 +332,72 @@ pub(crate) fn contract_in<S: Sink>(
     check_ref(sink, &c.unit_ref, &at("unit_ref"))?;
     bounded(sink, c.version, 1, MAX_VERSION, &at("version"))?;
 
-    // §4.1 ScalePolicy: bounds, then the rules in order.
+    policy_in(sink, c, path)?;
+
+    at_most(sink, c.allowed_signals.len(), MAX_SIGNALS, &at("allowed_signals"))?;
+    at_most(sink, c.required_capacity_axes.len(), MAX_CAPACITY_AXES, &at("required_capacity_axes"))?;
+    at_most(sink, c.replica_demands.len(), MAX_DEMANDS, &at("replica_demands"))?;
+    at_most(sink, c.quotas.len(), MAX_QUOTAS, &at("quotas"))?;
+    at_most(sink, c.engine_authority_axes.len(), MAX_CAPACITY_AXES, &at("engine_authority_axes"))?;
+
+    parts_in(sink, c, path)?;
+
+    let id_path = at("contract_id");
+    if c.contract_id.chars().count() > MAX_CONTRACT_ID_CHARS {
+        sink.unreadable(
+            &id_path,
+            || invalid_field(id_path.render(), "contract_id may be at most 100 characters"),
+            |notes| {
+                notes.knows(&id_path).then(|| {
+                    format!(
+                        "`contract_id` is {} characters: leave it out (the identity is computed) or write the computed one",
+                        c.contract_id.chars().count()
+                    )
+                })
+            },
+        )?;
+    }
+    let digest_path = at("contract_digest");
+    if !c.contract_digest.is_empty() {
+        check_digest(sink, &c.contract_digest, &digest_path)?;
+    }
+
+    profile_in(sink, c, path)?;
+
+    let identity = identity::contract(c);
+    if !c.contract_id.is_empty() && c.contract_id != identity.contract_id {
+        sink.fault(
+            || error(ErrorCode::IdentityMismatch, &id_path, "contract_id does not match immutable identity"),
+            |notes| {
+                notes.knows(path).then(|| {
+                    format!(
+                        "this contract's id is `{}`: write that, or leave `contract_id` out to skip the check (a \
+                         changed field changes the id)",
+                        identity.contract_id
+                    )
+                })
+            },
+        )?;
+    }
+    if !c.contract_digest.is_empty() && c.contract_digest != identity.contract_digest {
+        sink.fault(
+            || error(ErrorCode::IdentityMismatch, &digest_path, "contract_digest does not match immutable identity"),
+            |notes| {
+                notes.knows(path).then(|| {
+                    format!(
+                        "this contract's digest is `{}`: write that, or leave `contract_digest` out to skip the check",
+                        identity.contract_digest
+                    )
+                })
+            },
+        )?;
+    }
+    Ok(identity)
+}
+
+/// SPEC §4.1: the policy's bounds, then its rules in order.
+fn policy_in<S: Sink>(sink: &mut S, c: &ScaleUnitContract, path: &Path<'_>) -> Result<(), S::Stop> {
+    let at = |name: &'static str| path.field(name);
     let policy_path = at("policy");
     let p = &c.policy;
     let pp = |name: &'static str| policy_path.field(name);
@@ -395,13 +460,12 @@ pub(crate) fn contract_in<S: Sink>(
         }
     }
 
-    at_most(sink, c.allowed_signals.len(), MAX_SIGNALS, &at("allowed_signals"))?;
-    at_most(sink, c.required_capacity_axes.len(), MAX_CAPACITY_AXES, &at("required_capacity_axes"))?;
-    at_most(sink, c.replica_demands.len(), MAX_DEMANDS, &at("replica_demands"))?;
-    at_most(sink, c.quotas.len(), MAX_QUOTAS, &at("quotas"))?;
-    at_most(sink, c.engine_authority_axes.len(), MAX_CAPACITY_AXES, &at("engine_authority_axes"))?;
+    Ok(())
+}
 
-    // §4.2 parts.
+/// SPEC §4.2: demands, quota bindings, the partition lease and continuity, in that order.
+fn parts_in<S: Sink>(sink: &mut S, c: &ScaleUnitContract, path: &Path<'_>) -> Result<(), S::Stop> {
+    let at = |name: &'static str| path.field(name);
     let demands_path = at("replica_demands");
     for (i, demand) in c.replica_demands.iter().enumerate() {
         bounded(sink, demand.per_replica, 0, MAX_AMOUNT, &demands_path.index(i).field("per_replica"))?;
@@ -543,27 +607,22 @@ pub(crate) fn contract_in<S: Sink>(
         )?;
     }
 
-    let id_path = at("contract_id");
-    if c.contract_id.chars().count() > MAX_CONTRACT_ID_CHARS {
-        sink.unreadable(
-            &id_path,
-            || invalid_field(id_path.render(), "contract_id may be at most 100 characters"),
-            |notes| {
-                notes.knows(&id_path).then(|| {
-                    format!(
-                        "`contract_id` is {} characters: leave it out (the identity is computed) or write the computed one",
-                        c.contract_id.chars().count()
-                    )
-                })
-            },
-        )?;
-    }
-    let digest_path = at("contract_digest");
-    if !c.contract_digest.is_empty() {
-        check_digest(sink, &c.contract_digest, &digest_path)?;
-    }
+    Ok(())
+}
 
-    // §4.3 contract checks, in this exact order.
+/// SPEC §4.3: the contract checks against the surface profile, in this exact order (1–14).
+fn profile_in<S: Sink>(sink: &mut S, c: &ScaleUnitContract, path: &Path<'_>) -> Result<(), S::Stop> {
+    let at = |name: &'static str| path.field(name);
+    let policy_path = at("policy");
+    let pp = |name: &'static str| policy_path.field(name);
+    let p = &c.policy;
+    let lease = &c.partition_lease;
+    let continuity = &c.continuity;
+    let continuity_path = at("continuity");
+    let mode_path = continuity_path.field("mode");
+    let lease_path = at("partition_lease");
+    let demands_path = at("replica_demands");
+    let quotas_path = at("quotas");
     let here = path;
     let surface = c.surface.as_str();
     let profile = c.surface.profile();
@@ -794,35 +853,7 @@ pub(crate) fn contract_in<S: Sink>(
         }
     }
 
-    let identity = identity::contract(c);
-    if !c.contract_id.is_empty() && c.contract_id != identity.contract_id {
-        sink.fault(
-            || error(ErrorCode::IdentityMismatch, &id_path, "contract_id does not match immutable identity"),
-            |notes| {
-                notes.knows(path).then(|| {
-                    format!(
-                        "this contract's id is `{}`: write that, or leave `contract_id` out to skip the check (a \
-                         changed field changes the id)",
-                        identity.contract_id
-                    )
-                })
-            },
-        )?;
-    }
-    if !c.contract_digest.is_empty() && c.contract_digest != identity.contract_digest {
-        sink.fault(
-            || error(ErrorCode::IdentityMismatch, &digest_path, "contract_digest does not match immutable identity"),
-            |notes| {
-                notes.knows(path).then(|| {
-                    format!(
-                        "this contract's digest is `{}`: write that, or leave `contract_digest` out to skip the check",
-                        identity.contract_digest
-                    )
-                })
-            },
-        )?;
-    }
-    Ok(identity)
+    Ok(())
 }
 
 /// What `engine_authority_axes` must be for the contract's surface.
