@@ -6,7 +6,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use scale_units_core::conformance::Vector;
-use scale_units_core::{evaluate, evaluate_json, parse_request, validate_contract};
+use scale_units_core::{diagnose_request_json, evaluate, evaluate_json, parse_request, validate_contract};
 
 const T01: &str = include_str!("../../tests/vectors/reference/t01-mcp-target-tracks-deterministically.json");
 /// A request refused by a late check of SPEC §4.3 (a required axis without a demand): the
@@ -23,6 +23,9 @@ fn core(c: &mut Criterion) {
     group.bench_function("validate_contract", |b| b.iter(|| validate_contract(black_box(&typed.contract)).unwrap()));
     let invalid = Vector::parse(LATE_FAULT).unwrap().request_text;
     group.bench_function("evaluate_json_invalid", |b| b.iter(|| evaluate_json(black_box(&invalid)).unwrap_err()));
+    // The diagnosis: every check, every fault with its hint (not on the evaluation path).
+    group.bench_function("diagnose_request_json_valid", |b| b.iter(|| diagnose_request_json(black_box(&request))));
+    group.bench_function("diagnose_request_json_invalid", |b| b.iter(|| diagnose_request_json(black_box(&invalid))));
     group.bench_function("sha256_1KiB", |b| {
         use sha2::Digest;
         let bytes = vec![b'x'; 1024];

@@ -16,7 +16,7 @@ use crate::model::{
 };
 use crate::scalar;
 use crate::time::{self, TimeError};
-use crate::vocab::{ContinuityMode, QuotaScope, SignalKind};
+use crate::vocab::{CapacityAxis, ContinuityMode, QuotaScope, SignalKind};
 
 pub(crate) const MAX_SIGNALS: usize = 16;
 pub(crate) const MAX_CAPACITY_AXES: usize = 32;
@@ -695,13 +695,15 @@ fn profile_in<S: Sink>(sink: &mut S, c: &ScaleUnitContract, path: &Path<'_>) -> 
             },
         )?;
     }
-    let missing_axes: Vec<_> =
-        profile.required_capacity_axes.iter().filter(|a| !c.required_capacity_axes.contains(a)).collect();
-    if !missing_axes.is_empty() {
+    // The lists a hint names are made only for the hint: the SPEC's path tests membership alone.
+    let not_held = |axes: &'static [CapacityAxis]| axes.iter().filter(|a| !c.required_capacity_axes.contains(a));
+    let omitted = !profile.required_capacity_axes.iter().all(|a| c.required_capacity_axes.contains(a));
+    if omitted {
         sink.fault(
             || contract_error(here, format!("{surface} contract omitted a required hard capacity axis")),
             |notes| {
                 knows_all(notes, &[surface_path, axes]).then(|| {
+                    let missing_axes: Vec<_> = not_held(profile.required_capacity_axes).collect();
                     let undemanded = missing_axes.iter().filter(|a| !c.replica_demands.iter().any(|d| d.axis == ***a));
                     let demands = listed(undemanded);
                     let demands = if demands.is_empty() {
@@ -718,16 +720,15 @@ fn profile_in<S: Sink>(sink: &mut S, c: &ScaleUnitContract, path: &Path<'_>) -> 
             },
         )?;
     }
-    let unheld: Vec<_> =
-        profile.engine_authority_axes.iter().filter(|a| !c.required_capacity_axes.contains(a)).collect();
     // Every profile's engine axes are among its required axes, so when check 5 fired this one
     // says nothing new; the SPEC's path never gets here then (check 5 stopped it).
-    if !unheld.is_empty() && missing_axes.is_empty() {
+    if !omitted && !profile.engine_authority_axes.iter().all(|a| c.required_capacity_axes.contains(a)) {
         sink.fault(
             || contract_error(here, format!("{surface} engine authority axes must be hard capacity axes")),
             |notes| {
-                knows_all(notes, &[surface_path, axes])
-                    .then(|| format!("add {} to `required_capacity_axes`", listed(&unheld)))
+                knows_all(notes, &[surface_path, axes]).then(|| {
+                    format!("add {} to `required_capacity_axes`", listed(not_held(profile.engine_authority_axes)))
+                })
             },
         )?;
     }
@@ -791,13 +792,16 @@ fn profile_in<S: Sink>(sink: &mut S, c: &ScaleUnitContract, path: &Path<'_>) -> 
             },
         )?;
     }
-    let undemanded: Vec<_> =
-        c.required_capacity_axes.iter().filter(|axis| !c.replica_demands.iter().any(|d| d.axis == **axis)).collect();
-    if !undemanded.is_empty() {
+    if !c.required_capacity_axes.iter().all(|axis| c.replica_demands.iter().any(|d| d.axis == *axis)) {
         sink.fault(
             || contract_error(here, "every required capacity axis needs a per-replica demand"),
             |notes| {
                 (notes.knows(&axes) && knows_demand_axes(notes)).then(|| {
+                    let undemanded: Vec<_> = c
+                        .required_capacity_axes
+                        .iter()
+                        .filter(|axis| !c.replica_demands.iter().any(|d| d.axis == **axis))
+                        .collect();
                     let example = undemanded.first().map_or(String::new(), |axis| {
                         format!(", such as `{{\"axis\": \"{axis}\", \"per_replica\": 1}}` with what one replica uses")
                     });
@@ -824,13 +828,14 @@ fn profile_in<S: Sink>(sink: &mut S, c: &ScaleUnitContract, path: &Path<'_>) -> 
             notes.knows(&surface_path) && knows_items(notes, &quotas_path, c.quotas.len(), fields)
         };
         let mut provider = c.quotas.iter().filter(|q| q.scope == QuotaScope::ProviderGlobal).peekable();
-        let axes_text = listed(profile.provider_quota_axes).replace("`, `", "` or `");
+        let axes_text = || listed(profile.provider_quota_axes).replace("`, `", "` or `");
         if provider.peek().is_none() {
             sink.fault(
                 || contract_error(here, format!("{surface} requires one provider-global quota binding")),
                 |notes| {
                     knows_bindings(notes, &["scope"]).then(|| {
                         let axis = profile.provider_quota_axes.first().map_or("", |a| a.as_str());
+                        let axes_text = axes_text();
                         format!(
                             "add to `quotas` a binding with `\"scope\": \"provider_global\"` on {axes_text}, such as \
                              `{{\"quota_ref\": \"provider:name\", \"axis\": \"{axis}\", \"scope\": \"provider_global\", \
@@ -844,6 +849,7 @@ fn profile_in<S: Sink>(sink: &mut S, c: &ScaleUnitContract, path: &Path<'_>) -> 
                 || contract_error(here, format!("{surface} provider quota binding has an unsupported axis")),
                 |notes| {
                     knows_bindings(notes, &["scope", "axis"]).then(|| {
+                        let axes_text = axes_text();
                         format!(
                             "set the `axis` of a provider-global binding to {axes_text}, the axes {surface} supports"
                         )
