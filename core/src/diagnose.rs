@@ -62,12 +62,20 @@ impl Fault {
 /// exactly the error `evaluate_json` (or `validate_contract_json`) returns for the same input.
 /// Empty for an input with no fault. Blocked decisions are outcomes, not faults: missing or
 /// stale evidence never appears here.
+///
+/// At most [`Diagnosis::MAX_FAULTS`] faults are listed; the ones past it are only counted
+/// ([`Diagnosis::omitted`]), so hostile input (an object of a million unknown fields) cannot make
+/// a diagnosis many times larger than itself.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Diagnosis {
     faults: Vec<Fault>,
+    omitted: u64,
 }
 
 impl Diagnosis {
+    /// The most faults a diagnosis lists (a valid-shaped request has far fewer places to fail).
+    pub const MAX_FAULTS: usize = 1000;
+
     /// The faults, first the SPEC's error.
     pub fn faults(&self) -> &[Fault] {
         &self.faults
@@ -78,9 +86,14 @@ impl Diagnosis {
         self.faults.is_empty()
     }
 
-    /// How many faults were found.
+    /// How many faults are listed.
     pub fn len(&self) -> usize {
         self.faults.len()
+    }
+
+    /// How many faults were found past [`Diagnosis::MAX_FAULTS`] and not listed (0 nearly always).
+    pub fn omitted(&self) -> u64 {
+        self.omitted
     }
 
     /// The first fault: the SPEC's error for the input, `None` when it validates.
@@ -89,8 +102,9 @@ impl Diagnosis {
     }
 
     /// The diagnosis as plain text, one fault to a line (`path: message`, or the message alone
-    /// for the input as a whole), each followed by `  hint: …` on its own line; `""` when empty.
-    /// Every face prints these words.
+    /// for the input as a whole), each followed by `  hint: …` on its own line, and a last line
+    /// `… and N more faults` when some were omitted; `""` when empty. Every face prints these
+    /// words.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         for fault in &self.faults {
@@ -103,12 +117,15 @@ impl Diagnosis {
             out.push_str(&fault.hint);
             out.push('\n');
         }
+        if self.omitted > 0 {
+            out.push_str(&format!("… and {} more faults\n", self.omitted));
+        }
         out
     }
 
-    /// The diagnosis as compact JSON: `{"faults":[{"code","message","path","hint"}, …]}`, fields
-    /// in that order, faults in the diagnosis's order. The same diagnosis always gives the same
-    /// bytes.
+    /// The diagnosis as compact JSON:
+    /// `{"faults":[{"code","message","path","hint"}, …],"omitted":0}`, fields in that order,
+    /// faults in the diagnosis's order. The same diagnosis always gives the same bytes.
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(64 + 256 * self.faults.len());
         out.push_str("{\"faults\":[");
@@ -123,7 +140,9 @@ impl Diagnosis {
             crate::canonical::write_json_string(&fault.hint, false, &mut out);
             out.push('}');
         }
-        out.push_str("]}");
+        out.push_str("],\"omitted\":");
+        crate::canonical::push_decimal(self.omitted, 1, &mut out);
+        out.push('}');
         out
     }
 }
@@ -252,10 +271,15 @@ impl Sink for First {
 pub(crate) struct Collect {
     notes: Notes,
     faults: Vec<Fault>,
+    omitted: u64,
 }
 
 impl Collect {
     fn push(&mut self, error: EvaluationError, hint: String) {
+        if self.faults.len() >= Diagnosis::MAX_FAULTS {
+            self.omitted = self.omitted.saturating_add(1);
+            return;
+        }
         self.faults.push(Fault {
             code: error.code(),
             message: error.message().to_owned(),
@@ -266,7 +290,7 @@ impl Collect {
 
     /// The faults collected, in the order they were found.
     pub(crate) fn into_diagnosis(self) -> Diagnosis {
-        Diagnosis { faults: self.faults }
+        Diagnosis { faults: self.faults, omitted: self.omitted }
     }
 }
 

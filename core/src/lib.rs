@@ -156,8 +156,8 @@ pub fn diagnose_contract(contract: &ScaleUnitContract) -> Diagnosis {
     sink.into_diagnosis()
 }
 
-/// Serializes a diagnosis as compact JSON: `{"faults":[{"code","message","path","hint"}, …]}`
-/// (see [`Diagnosis::to_json`]).
+/// Serializes a diagnosis as compact JSON:
+/// `{"faults":[{"code","message","path","hint"}, …],"omitted":0}` (see [`Diagnosis::to_json`]).
 pub fn diagnosis_to_json(diagnosis: &Diagnosis) -> String {
     diagnosis.to_json()
 }

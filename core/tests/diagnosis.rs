@@ -118,7 +118,7 @@ fn json_and_text_forms() {
     );
     let empty = diagnose_request_json(&requests()[0].1);
     assert!(empty.is_empty(), "{empty:?}");
-    assert_eq!(empty.to_json(), r#"{"faults":[]}"#);
+    assert_eq!(empty.to_json(), r#"{"faults":[],"omitted":0}"#);
     assert_eq!(empty.to_text(), "");
 }
 
@@ -137,6 +137,20 @@ fn text_that_is_not_json_is_one_fault() {
         assert_eq!(fault.code().as_str(), "invalid_json");
         assert!(fault.hint().contains(fragment), "{text:?}: {}", fault.hint());
     }
+}
+
+#[test]
+fn a_diagnosis_lists_at_most_max_faults() {
+    let fields: Vec<String> = (0..3000).map(|i| format!("\"unknown{i}\": {i}")).collect();
+    let text = format!("{{{}}}", fields.join(","));
+    let diagnosis = diagnose_request_json(&text);
+    // `contract`, `current_replicas` and `now` are missing, then 3000 unknown fields.
+    assert_eq!(diagnosis.len(), Diagnosis::MAX_FAULTS);
+    assert_eq!(diagnosis.omitted(), 3003 - 1000);
+    assert_eq!(diagnosis.first().map(|f| f.to_error()), evaluate_json(&text).err());
+    assert!(diagnosis.to_text().ends_with("… and 2003 more faults\n"));
+    assert!(diagnosis.to_json().ends_with(r#"],"omitted":2003}"#));
+    assert_eq!(diagnosis.to_json(), serde_json::to_string(&diagnosis).unwrap_or_default());
 }
 
 /// One edit of a JSON value, at a node picked by `route`.
