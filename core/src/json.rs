@@ -310,11 +310,8 @@ fn wrong_type(path: &Path<'_>, expected: &str, found: &Json<'_>) -> EvaluationEr
     let name = field_name(&path);
     let message = match found {
         Json::Float(value) if expected == "an integer" && is_huge(*value) => {
-            format!(
-                "{name} is an integer past its bounds (about {}): it must be {}",
-                short_float(*value),
-                bounds_text(name)
-            )
+            // The bounds are in the hint: naming them here would put the table in the component.
+            format!("{name} is an integer past its bounds (about {})", short_float(*value))
         }
         _ => format!("{name} must be {expected}, not {}", found.type_name()),
     };
@@ -331,10 +328,20 @@ fn wrong_type_at(path: &Path<'_>, expected: &str, found: &Json<'_>) -> Evaluatio
     }
 }
 
-/// A huge float in at most four significant digits (`1e20`, `1.845e19`).
+/// A huge float as two significant digits and a power of ten (`1.0e20`, `1.8e19`), written with
+/// integer formatting only: float formatting would add kilobytes to the component for one message.
 fn short_float(value: f64) -> String {
-    let exact = format!("{value:e}");
-    if exact.len() <= 8 { exact } else { format!("{value:.3e}") }
+    let mut mantissa = value.abs();
+    let mut exponent = 0_u32;
+    while mantissa >= 10.0 && exponent < 400 {
+        mantissa /= 10.0;
+        exponent += 1;
+    }
+    // `as` saturates: the mantissa is in 1..10 here.
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a value in 0..100, see above")]
+    let tenths = (mantissa * 10.0) as u32;
+    let sign = if value < 0.0 { "-" } else { "" };
+    format!("{sign}{}.{}e{exponent}", tenths / 10, tenths % 10)
 }
 
 /// `in low..=high` for a field with documented bounds, else what fits 64 bits.
@@ -602,7 +609,18 @@ fn out_of_range<S: Sink>(path: &Path<'_>, number: i128, sink: &mut S) -> Result<
         path,
         || {
             let text = path.render();
-            let message = format!("{} must be {}, not {number}", field_name(&text), bounds_text(field_name(&text)));
+            let name = field_name(&text);
+            // Serde reads every integer literal as an i64 or a u64: one of them prints it.
+            let shown = match (i64::try_from(number), u64::try_from(number)) {
+                (Ok(small), _) => small.to_string(),
+                (_, Ok(large)) => large.to_string(),
+                _ => "past 64 bits".to_owned(),
+            };
+            let message = if number < 0 {
+                format!("{name} must not be negative, not {shown}")
+            } else {
+                format!("{name} is {shown}, an integer past its bounds")
+            };
             invalid_field(text, message)
         },
         |notes| {
@@ -694,7 +712,8 @@ pub(crate) fn word<T: Word, S: Sink>(value: &Json<'_>, path: &Path<'_>, sink: &m
         let message = format!("{} `{text}` is not in its vocabulary", field_name(&path));
         invalid_field(path, message)
     };
-    let near = nearest(text, T::WORDS.iter().map(|w| w.wire()));
+    // The nearest word is looked for only when collecting: the SPEC's path reports and stops.
+    let near = if sink.collects() { nearest(text, T::WORDS.iter().map(|w| w.wire())) } else { None };
     let hint = |notes: &Notes| notes.knows(path).then(|| word_hint::<T>(text, near));
     match near.filter(|n| n.unique).and_then(|n| T::read(n.word)) {
         Some(meant) => {
@@ -718,5 +737,31 @@ fn word_hint<T: Word>(text: &str, near: Option<Near<'_>>) -> String {
         Some(near) => format!("did you mean `{}`? The values are {all}", near.word),
         None if text.is_empty() => format!("write one of {all}"),
         None => format!("`{text}` is none of {all}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_float;
+
+    #[test]
+    fn huge_floats_in_two_digits() {
+        assert_eq!(short_float(1e20), "1.0e20");
+        assert_eq!(short_float(18_446_744_073_709_551_616.0), "1.8e19");
+        assert_eq!(short_float(-9.99e300), "-9.9e300");
+        assert_eq!(short_float(f64::MAX), "1.7e308");
+    }
+
+    #[test]
+    fn an_integer_past_u64_is_past_its_bounds() {
+        let text = r#"{"contract": {"policy": {"target": 100000000000000000000}}}"#;
+        let Err(error) = crate::parse_request(text) else { panic!("accepted") };
+        assert_eq!(error.path(), "contract.unit_ref"); // the first fault, in wire order
+        let diagnosis = crate::diagnose_request_json(text);
+        let target = diagnosis.faults().iter().find(|f| f.path() == "contract.policy.target");
+        assert_eq!(
+            target.map(|f| (f.message(), f.hint())),
+            Some(("target is an integer past its bounds (about 1.0e20)", "write `target` in 1..=1000000000000"))
+        );
     }
 }

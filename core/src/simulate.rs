@@ -178,6 +178,10 @@ const TRACE_COLUMNS: &[&str] = &[
     "noisy_neighbor",
 ];
 
+/// [`TRACE_COLUMNS`] as an error message lists them.
+const TRACE_COLUMNS_TEXT: &str = "`time` (or `at`), `signal`, `capacity_headroom`, `quota_headroom`, \
+                                  `active_sessions`, `ready`, `overloaded`, `noisy_neighbor`";
+
 /// Reads a trace from CSV text: a header naming the columns (`time` or `at`, `signal`, and any
 /// of `capacity_headroom`, `quota_headroom`, `active_sessions`, `ready`, `overloaded`,
 /// `noisy_neighbor`), then one row a step. Empty cells are absent values; `#` starts a comment
@@ -197,15 +201,9 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceStep>, EvaluationError> {
     let columns: Vec<&str> = header.split(',').map(str::trim).collect();
     for column in &columns {
         if !TRACE_COLUMNS.contains(column) {
-            let near = crate::diagnose::nearest(column, TRACE_COLUMNS.iter().copied())
-                .map(|near| format!(" (did you mean `{}`?)", near.word))
-                .unwrap_or_default();
             return Err(trace_error(
                 "trace".into(),
-                format!(
-                    "unknown trace column `{column}` in the header{near}; the columns are {}",
-                    crate::diagnose::listed(TRACE_COLUMNS)
-                ),
+                format!("unknown trace column `{column}` in the header; the columns are {TRACE_COLUMNS_TEXT}"),
             ));
         }
     }
@@ -609,4 +607,17 @@ fn trace_step(value: &crate::json::Json<'_>, path: &crate::json::Path<'_>) -> Re
     };
     f.finish(first)?;
     Ok(step)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TRACE_COLUMNS, TRACE_COLUMNS_TEXT};
+
+    #[test]
+    fn the_column_list_names_every_column() {
+        for column in TRACE_COLUMNS {
+            assert!(TRACE_COLUMNS_TEXT.contains(&format!("`{column}`")), "{column}");
+        }
+        assert_eq!(TRACE_COLUMNS_TEXT.matches('`').count(), 2 * TRACE_COLUMNS.len());
+    }
 }

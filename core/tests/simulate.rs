@@ -113,7 +113,7 @@ fn bad_traces_are_typed_errors() {
         (
             "time,singal\n2026-08-19T12:00:00Z,1\n",
             "trace",
-            "unknown trace column `singal` in the header (did you mean `signal`?); the columns are `time`, `at`",
+            "unknown trace column `singal` in the header; the columns are `time` (or `at`), `signal`, `capacity_headroom`",
         ),
         ("signal\n1\n", "trace", "needs a `time` column"),
         ("time,signal\n", "trace", "no steps"),
