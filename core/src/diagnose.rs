@@ -13,6 +13,7 @@
 //! *unreadable*: a later check that reads it is not judged. A misspelt word close to exactly one
 //! word of its vocabulary is the exception: it is read as that word, and the hint says so.
 
+use std::collections::BTreeSet;
 use std::convert::Infallible;
 use std::fmt;
 
@@ -153,20 +154,32 @@ impl fmt::Display for Diagnosis {
     }
 }
 
-/// What a [`Collect`]ing check may ask about the input read so far.
+/// What a [`Collect`]ing check may ask about the input read so far. Paths are kept sorted, so
+/// each question costs a few set lookups however many faults came before (a list of a million
+/// misspelt words is diagnosed in linear time).
 #[derive(Debug, Default)]
 pub(crate) struct Notes {
     /// Paths whose value broke its own rule; checks that read them are not judged.
-    unreadable: Vec<String>,
+    unreadable: BTreeSet<String>,
     /// Paths of optional fields that were not written and took their default.
-    defaulted: Vec<String>,
+    defaulted: BTreeSet<String>,
 }
 
-/// Whether `inner` is `outer` or lies below it (`outer.x`, `outer[0]`).
-fn within(inner: &str, outer: &str) -> bool {
-    inner
-        .strip_prefix(outer)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with('[') || outer.is_empty())
+/// `path` and every path above it, the document (`""`) first: `a`, `a.b`, `a.b[0]` for `a.b[0]`.
+fn self_and_above(path: &str) -> impl Iterator<Item = &str> {
+    let cuts = path.char_indices().filter(|&(_, c)| c == '.' || c == '[').map(|(i, _)| i);
+    std::iter::once("").chain(cuts.filter_map(|i| path.get(..i))).chain(std::iter::once(path))
+}
+
+/// Whether `set` holds a path strictly below `path` (`path.x`, `path[0]`).
+fn holds_below(set: &BTreeSet<String>, path: &str) -> bool {
+    if path.is_empty() {
+        return set.iter().any(|p| !p.is_empty());
+    }
+    ['.', '['].into_iter().any(|separator| {
+        let prefix = format!("{path}{separator}");
+        set.range(prefix.clone()..).next().is_some_and(|p| p.starts_with(&prefix))
+    })
 }
 
 impl Notes {
@@ -174,21 +187,21 @@ impl Notes {
     /// unreadable.
     pub(crate) fn knows(&self, path: &Path<'_>) -> bool {
         let path = path.render();
-        !self.unreadable.iter().any(|bad| within(bad, &path) || within(&path, bad))
+        !self_and_above(&path).any(|p| self.unreadable.contains(p)) && !holds_below(&self.unreadable, &path)
     }
 
     /// Whether the value at `path` itself can be judged, ignoring unreadable parts below it
     /// (a list whose items are judged one by one).
     pub(crate) fn knows_shallow(&self, path: &Path<'_>) -> bool {
         let path = path.render();
-        !self.unreadable.iter().any(|bad| within(&path, bad))
+        !self_and_above(&path).any(|p| self.unreadable.contains(p))
     }
 
     /// Whether the value at `path` was not written and took its default (it, or an optional
     /// object holding it, was omitted).
     pub(crate) fn is_default(&self, path: &Path<'_>) -> bool {
         let path = path.render();
-        self.defaulted.iter().any(|d| within(&path, d))
+        self_and_above(&path).any(|p| self.defaulted.contains(p))
     }
 
     /// `` `name` is value``, adding that it was not written when it took its default.
@@ -316,7 +329,7 @@ impl Sink for Collect {
     ) -> Result<(), Infallible> {
         // Judged before the path is marked: a value below an unreadable one is not reported.
         let judged = hint(&self.notes);
-        self.notes.unreadable.push(path.render());
+        self.notes.unreadable.insert(path.render());
         if let Some(hint) = judged {
             self.push(error(), hint);
         }
@@ -324,7 +337,7 @@ impl Sink for Collect {
     }
 
     fn defaulted(&mut self, path: &Path<'_>) {
-        self.notes.defaulted.push(path.render());
+        self.notes.defaulted.insert(path.render());
     }
 
     fn collects(&self) -> bool {
@@ -405,7 +418,9 @@ pub(crate) fn listed<T: fmt::Display>(items: impl IntoIterator<Item = T>) -> Str
 mod tests {
     use proptest::prelude::*;
 
-    use super::{edit_distance, nearest, within};
+    use std::collections::BTreeSet;
+
+    use super::{edit_distance, holds_below, nearest, self_and_above};
 
     /// The textbook recursion, for short words.
     fn oracle(a: &[char], b: &[char]) -> usize {
@@ -429,15 +444,49 @@ mod tests {
     }
 
     #[test]
-    fn paths_within() {
-        assert!(within("contract.policy.target", "contract.policy"));
-        assert!(within("contract.quotas[0]", "contract.quotas"));
-        assert!(within("contract", "contract"));
-        assert!(!within("contract.policyx", "contract.policy"));
-        assert!(within("policy", ""));
+    fn paths_above_and_below() {
+        let above: Vec<&str> = self_and_above("contract.quotas[0].scope").collect();
+        assert_eq!(above, ["", "contract", "contract.quotas", "contract.quotas[0]", "contract.quotas[0].scope"]);
+        assert_eq!(self_and_above("").collect::<Vec<_>>(), ["", ""]);
+        let set: BTreeSet<String> = ["contract.policy.target", "contract.quotas[1]", "contract.policyx"]
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        assert!(holds_below(&set, "contract.policy"));
+        assert!(holds_below(&set, "contract.quotas"));
+        assert!(holds_below(&set, "contract"));
+        assert!(holds_below(&set, ""));
+        assert!(!holds_below(&set, "contract.policy.target"));
+        assert!(!holds_below(&set, "contract.quotas[1]"));
+        assert!(!holds_below(&set, "contract.continuity"));
+        let sibling: BTreeSet<String> = ["contract.policyx".to_owned()].into();
+        assert!(!holds_below(&sibling, "contract.policy"));
+    }
+
+    /// The definition: `inner` is `outer` or lies below it.
+    fn within(inner: &str, outer: &str) -> bool {
+        inner
+            .strip_prefix(outer)
+            .is_some_and(|rest| outer.is_empty() || rest.is_empty() || rest.starts_with('.') || rest.starts_with('['))
+    }
+
+    fn path() -> impl Strategy<Value = String> {
+        proptest::collection::vec(prop_oneof![Just(".a"), Just(".ab"), Just(".b"), Just("[0]"), Just("[1]")], 0..4)
+            .prop_map(|parts| parts.concat().trim_start_matches('.').to_owned())
     }
 
     proptest! {
+        #[test]
+        fn set_lookups_follow_the_definition(
+            set in proptest::collection::btree_set(path(), 0..6),
+            probe in path(),
+        ) {
+            let above = self_and_above(&probe).any(|p| set.contains(p));
+            let below = holds_below(&set, &probe);
+            prop_assert_eq!(above, set.iter().any(|bad| within(&probe, bad)));
+            prop_assert_eq!(above || below, set.iter().any(|bad| within(&probe, bad) || within(bad, &probe)));
+        }
+
         #[test]
         fn edit_distance_is_levenshtein(a in "[abc_]{0,6}", b in "[abc_]{0,6}") {
             let (ca, cb): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());

@@ -153,6 +153,26 @@ fn a_diagnosis_lists_at_most_max_faults() {
     assert_eq!(diagnosis.to_json(), serde_json::to_string(&diagnosis).unwrap_or_default());
 }
 
+/// Fifty thousand unreadable words: every one is a fault (listed up to the limit), and each is
+/// judged by set lookups, not by a scan of the faults before it.
+#[test]
+fn a_long_list_of_bad_words_is_diagnosed() {
+    let Some((_, request)) =
+        requests().iter().find(|(id, _)| id == "reference/t01-mcp-target-tracks-deterministically")
+    else {
+        panic!("vector not found")
+    };
+    let words = vec!["\"qqqq\""; 50_000].join(",");
+    let text = request.replacen("\"allowed_signals\": [", &format!("\"allowed_signals\": [{words},"), 1);
+    assert_ne!(&text, request);
+    let diagnosis = diagnose_request_json(&text);
+    assert_eq!(diagnosis.first().map(|f| f.to_error()), evaluate_json(&text).err());
+    assert_eq!(diagnosis.len(), Diagnosis::MAX_FAULTS);
+    // And one more: the list is over its limit of 16.
+    assert_eq!(diagnosis.omitted(), 50_000 + 1 - 1000);
+    assert_eq!(diagnosis.faults()[999].path(), "contract.allowed_signals[999]");
+}
+
 /// One edit of a JSON value, at a node picked by `route`.
 #[derive(Clone, Debug)]
 enum Edit {
