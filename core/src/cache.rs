@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, DefaultHasher};
 
+use crate::diagnose::First;
 use crate::error::EvaluationError;
 use crate::json::Path;
 use crate::model::{ContractIdentity, Decision, EvaluationRequest, ScaleUnitContract};
@@ -78,7 +79,7 @@ impl ContractCache {
     /// # Errors
     /// Exactly the errors of [`crate::evaluate_json`].
     pub fn evaluate_json(&mut self, request: &str) -> Result<String, EvaluationError> {
-        let request = parse::request(&json::parse(request)?)?;
+        let request = parse::request(&json::parse(request, "request")?, &mut First)?;
         Ok(decision_to_json(&self.evaluate(&request)?))
     }
 

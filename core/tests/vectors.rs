@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use scale_units_core::conformance::Vector;
-use scale_units_core::{ContractCache, Derivation, derive_json, evaluate_json, validate_contract_json};
+use scale_units_core::{
+    ContractCache, Derivation, derive_json, diagnose_request_json, evaluate_json, validate_contract_json,
+};
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -47,6 +49,8 @@ fn run(vector_text: &str) -> Result<String, String> {
         };
         vector.check_derivation(as_ref).map_err(|m| format!("{}: {m}", vector.id))?;
     }
+    let diagnosis = diagnose_request_json(&vector.request_text).to_json();
+    vector.check_diagnosis(&diagnosis).map_err(|m| format!("{}: {m}", vector.id))?;
     if let Some(expected) = Vector::contract_digest(vector_text) {
         let request: serde_json::Value = serde_json::from_str(&vector.request_text).map_err(|e| e.to_string())?;
         let contract = request.get("contract").map(|c| c.to_string()).unwrap_or_default();
@@ -71,9 +75,10 @@ fn every_vector_passes_natively() {
     }
     files.sort();
     let known = known_failures(&root);
-    let (mut passed, mut failures) = (0, Vec::new());
+    let (mut passed, mut failures, mut diagnosed) = (0, Vec::new(), 0);
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap_or_default();
+        diagnosed += usize::from(Vector::parse(&text).is_ok_and(|v| v.diagnosis.is_some()));
         let id = Vector::parse(&text).map(|v| v.id).unwrap_or_else(|_| file.display().to_string());
         match (run(&text), known.contains(&id)) {
             (Ok(_), false) | (Err(_), true) => passed += 1,
@@ -85,7 +90,8 @@ fn every_vector_passes_natively() {
     }
     assert!(files.len() >= 12, "found only {} vectors below {}", files.len(), root.display());
     assert!(failures.is_empty(), "{} of {} vectors failed:\n{}", failures.len(), files.len(), failures.join("\n"));
-    eprintln!("{passed} vectors passed");
+    assert!(diagnosed >= 12, "only {diagnosed} vectors carry expect.diagnosis");
+    eprintln!("{passed} vectors passed, {diagnosed} with their whole diagnosis");
 }
 
 /// Every vector through one shared [`ContractCache`] (a small one, so that it also starts over),

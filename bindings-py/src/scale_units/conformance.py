@@ -68,7 +68,9 @@ def load(path: Path) -> Vector:
     expect = data.get("expect")
     if not isinstance(expect, dict) or ("decision" in expect) == ("error" in expect):
         raise VectorError(f"{path}: expect needs exactly one of decision and error")
-    unknown = set(expect) - {"decision", "error", "contract_digest", "derivation"}
+    # `derivation` and `diagnosis` (tests/vectors/README.md) are not checked here yet: this face
+    # checks them once the component exports them.
+    unknown = set(expect) - {"decision", "error", "contract_digest", "derivation", "diagnosis"}
     if unknown:
         raise VectorError(f"{path}: unknown expect fields {sorted(unknown)}")
     expected_error = expect.get("error")

@@ -24,7 +24,7 @@ sys.path.insert(0, TOOLS)
 import seal  # noqa: E402
 
 GROUPS = ("validation", "errors", "signal", "capacity", "quota", "continuity", "safety",
-          "cooldown", "zero", "bounds", "identity", "differences", "derivation")
+          "cooldown", "zero", "bounds", "identity", "differences", "derivation", "diagnosis")
 
 NOW = "2026-08-19T12:00:00Z"
 EVAL = "2026-08-19T12:00:00+00:00"   # evaluated_at for NOW
@@ -384,6 +384,25 @@ def bad_text(vid, description, text, code, message=None):
     if message is not None:
         err["message_contains"] = message
     _add(vid, description, {"request_json": text}, {"error": err})
+
+
+def diag(vid, description, req, faults, message=None, text=None):
+    """A multi-fault vector: the SPEC's first error (the first fault's code, and `message` when the
+    SPEC fixes it) plus the whole diagnosis, each fault (code, path, hint fragment) written by hand
+    in the order the checks run (DECISIONS.md, "Diagnosis"). `text` gives the request as exact JSON
+    text instead (request_json)."""
+    err = {"code": faults[0][0]}
+    if message is not None:
+        err["message_contains"] = message
+    diagnosis = []
+    for fault in faults:
+        code, path, hint = fault[:3]
+        entry = {"code": code, "path": path, "hint_contains": hint}
+        if len(fault) > 3:
+            entry["message_contains"] = fault[3]
+        diagnosis.append(entry)
+    body = {"request": req} if text is None else {"request_json": text}
+    _add(vid, description, body, {"error": err, "diagnosis": diagnosis})
 
 
 def replace_once(text, old, new):
@@ -2427,6 +2446,284 @@ def group_derivation():
                                                  10, 0, 100, 20, False)], fired=True)]))
 
 
+# ================================================================ diagnosis/
+
+def group_diagnosis():
+    """Several planted faults each; expect.diagnosis lists every one, in check order."""
+    F, C, P, O = "invalid_field", "invalid_contract", "invalid_policy", "invalid_observation"
+    STATELESS_BLOCK = "stateless continuity cannot block scale-down on active sessions"
+    DEFAULT_BLOCK = "`block_scale_down_with_active` is not written, so it takes its default true"
+
+    # dispatch_worker, the first draft of issue 18: stateless without the block flag, two required
+    # axes and the partition lease left out, a demand missing.
+    c = {"unit_ref": "unit:dispatch-worker", "surface": "dispatch_worker",
+         "policy": _policy("queue_depth"),
+         "allowed_signals": ["queue_depth", "consumer_lag"],
+         "required_capacity_axes": ["cpu_milli", "memory_mib"],
+         "replica_demands": _demands(["cpu_milli"]),
+         "continuity": {"mode": "stateless"}}
+    diag("diagnosis/dispatch-worker-first-draft",
+         "A first dispatch_worker draft: the stateless block flag left at its default, partition_slots and "
+         "lease_slots and the partition lease left out, no demand for memory_mib.",
+         request(c),
+         [(C, "contract.continuity", DEFAULT_BLOCK),
+          (C, "contract", "add `partition_slots`, `lease_slots` to `required_capacity_axes`, and to "
+                          "`replica_demands` a demand for `partition_slots`, `lease_slots`"),
+          (C, "contract", "`partition_lease` is not written, so every field takes its default (false, 0)"),
+          (C, "contract", "add to `replica_demands` a demand for `memory_mib`")],
+         STATELESS_BLOCK)
+
+    # ingest_worker: engine axes left out of the required axes and of engine_authority_axes (check
+    # 6 is not reported beside check 5), and a signal misspelt past any suggestion.
+    c = contract("ingest", required_capacity_axes=["cpu_milli", "memory_mib", "partition_slots", "lease_slots"],
+                 replica_demands=_demands(["cpu_milli", "memory_mib", "partition_slots", "lease_slots"]),
+                 engine_authority_axes=DEL, allowed_signals=["queue_depth", "backlog_age"])
+    diag("diagnosis/ingest-worker-engine-axes-left-out",
+         "ingest_worker without its engine axes (required and engine authority, the latter at its default []), "
+         "and an allowed signal with no near word (unreadable, so the signal checks are not judged).",
+         request(c, capacities=caps_for(c)),
+         [(F, "contract.allowed_signals[1]", "`backlog_age` is none of `queue_depth`"),
+          (C, "contract", "add `engine_write_bytes_per_s`, `fsync_iops` to `required_capacity_axes`, and to "
+                          "`replica_demands` a demand for `engine_write_bytes_per_s`, `fsync_iops`"),
+          (C, "contract", "`engine_authority_axes` is not written, so it takes its default []: write "
+                          "`\"engine_authority_axes\": [\"engine_write_bytes_per_s\", \"fsync_iops\"]`")])
+
+    # graphos_gateway drafted as stateless.
+    c = contract("graphos", continuity={"mode": "stateless"},
+                 allowed_signals=["request_rate", "in_flight", "queue_depth"],
+                 required_capacity_axes=["cpu_milli", "memory_mib", "read_admission_slots", "engine_bytes",
+                                         "fsync_iops"],
+                 engine_authority_axes=["read_admission_slots", "engine_bytes"])
+    diag("diagnosis/graphos-gateway-stateless-draft",
+         "graphos_gateway as stateless (default block flag, unsupported mode), a signal of another surface, "
+         "session_slots left out (its demand is there), an engine axis missing.",
+         request(c),
+         [(C, "contract.continuity", DEFAULT_BLOCK),
+          (C, "contract", "remove `queue_depth` from `allowed_signals`: graphos_gateway allows"),
+          (C, "contract", "add `session_slots` to `required_capacity_axes` (graphos_gateway requires"),
+          (C, "contract", "missing `fsync_iops`"),
+          (C, "contract", "set `continuity.mode` to `session_affine` or `externalized`")],
+         STATELESS_BLOCK)
+
+    # mcp_gateway: the target signal not allowed, continuity_slots and the provider binding left out.
+    c = contract("mcp", policy__target_signal="in_flight", allowed_signals=["request_rate"],
+                 required_capacity_axes=["cpu_milli", "memory_mib", "session_slots"],
+                 replica_demands=_demands(["cpu_milli", "memory_mib", "session_slots"]),
+                 quotas=[{"quota_ref": "tenant:team-a", "axis": "cpu_milli", "scope": "tenant", "per_replica": 1}])
+    diag("diagnosis/mcp-gateway-target-axes-and-provider-quota",
+         "mcp_gateway tracking in_flight without allowing it, without continuity_slots (axis and demand) and "
+         "without a provider-global binding.",
+         request(c, signal=sig("in_flight", 250)),
+         [(C, "contract", "add `in_flight` to `allowed_signals`"),
+          (C, "contract", "add `continuity_slots` to `required_capacity_axes`, and to `replica_demands` a demand "
+                          "for `continuity_slots`"),
+          (C, "contract", "`\"scope\": \"provider_global\"` on `provider_global_quota`")],
+         "target_signal must be in allowed_signals")
+
+    # Misspelt words: near ones are read as meant (nothing follows from them), a far one is unreadable.
+    c = contract("api", surface="API-Gateway", policy__target_signal="requestrate",
+                 continuity__mode="Stateless")
+    setp(c, "required_capacity_axes[0]", "cpu_mili")
+    setp(c, "replica_demands[2].axis", "sessions")
+    r = request(c, signal=sig("request-rate", 250), capacities=caps_for(contract("api")))
+    setp(r, "capacities[1].axis", "memory_mb")
+    diag("diagnosis/api-gateway-misspelt-words",
+         "Misspelt vocabulary words: each near one gets its did-you-mean and is read as meant; `sessions` is near "
+         "no axis and lists the vocabulary.",
+         r,
+         [(F, "contract.surface", "did you mean `api_gateway`?"),
+          (F, "contract.policy.target_signal", "did you mean `request_rate`?"),
+          (F, "contract.required_capacity_axes[0]", "did you mean `cpu_milli`?"),
+          (F, "contract.replica_demands[2].axis", "`sessions` is none of `cpu_milli`, `memory_mib`"),
+          (F, "contract.continuity.mode", "did you mean `stateless`?"),
+          (F, "signal.signal", "did you mean `request_rate`?"),
+          (F, "capacities[1].axis", "did you mean `memory_mib`?")])
+
+    # Unknown fields, and what their absence leaves at its default.
+    c = contract("api", policy__scale_up_step=2)
+    c["policy"]["max_replica"] = c["policy"].pop("max_replicas")
+    c["continuity"] = {"mode": "stateless", "drain_required": False, "block_scale_down_with_actives": False}
+    c["safety_requried"] = False
+    c["owner"] = "team-a"
+    r = request(c)
+    r["signals"] = r.pop("signal")
+    diag("diagnosis/unknown-fields-and-their-defaults",
+         "Misspelt field names get the nearest known field; the fields they meant take their defaults, and the "
+         "rules those defaults break say so.",
+         r,
+         [(F, "contract.policy.max_replica", "did you mean `max_replicas`?"),
+          (F, "contract.continuity.block_scale_down_with_actives", "did you mean `block_scale_down_with_active`?"),
+          (F, "contract.safety_requried", "did you mean `safety_required`?"),
+          (F, "contract.owner", "remove `owner`: `contract` has the fields `schema_version`, `unit_ref`"),
+          (F, "signals", "did you mean `signal`?"),
+          (P, "contract.policy", "`scale_up_step` is 2 and `max_replicas` is not written, so it takes its default 1"),
+          (C, "contract.continuity", DEFAULT_BLOCK)])
+
+    # Wrong JSON types, each with the expected type; what reads them is not judged.
+    r = request("api")
+    for path, value in [("contract.policy.min_replicas", 1.0), ("contract.policy.target", "100"),
+                        ("contract.policy.allow_scale_to_zero", "false"),
+                        ("contract.allowed_signals", "request_rate"),
+                        ("contract.replica_demands[0].per_replica", True),
+                        ("contract.safety_required", 1), ("current_replicas", "1")]:
+        setp(r, path, value)
+    diag("diagnosis/wrong-json-types",
+         "Seven values of the wrong JSON type, each with what to write instead; the rules that read them are not "
+         "judged.",
+         r,
+         [(F, "contract.policy.min_replicas", "write `min_replicas` as the whole number 1, without a decimal point"),
+          (F, "contract.policy.target", "write `target` as the number 100, without quotes"),
+          (F, "contract.policy.allow_scale_to_zero", "write `allow_scale_to_zero` as false, without quotes"),
+          (F, "contract.allowed_signals", "write `allowed_signals` as an array, such as [\"request_rate\"]"),
+          (F, "contract.replica_demands[0].per_replica", "write `per_replica` as a number in 0..=1000000000000000"),
+          (F, "contract.safety_required", "write `safety_required` as true: a boolean is true or false"),
+          (F, "current_replicas", "write `current_replicas` as the number 1, without quotes")])
+
+    # Numbers out of bounds, 10^20 among them (an integer past u64, not a float).
+    r = request("api", value=E15 * 10)
+    for path, value in [("contract.version", 0), ("contract.policy.max_replicas", 0),
+                        ("contract.policy.target", 10 ** 20), ("contract.policy.scale_down_cooldown_s", 90000),
+                        ("contract.replica_demands[1].per_replica", E15 * 10),
+                        ("capacities[2].reserved", 20000), ("current_replicas", 10001)]:
+        setp(r, path, value)
+    diag("diagnosis/numbers-out-of-bounds",
+         "Eight numbers outside their bounds: target 10^20 is reported as an integer past its bounds, max_replicas "
+         "0 is not used by the rules that read it, reserved over allocatable, replicas over 10000.",
+         None,
+         [(F, "contract.policy.target", "write `target` in 1..=1000000000000", "an integer past its bounds"),
+          (F, "contract.version", "set `version` to a value in 1..=2147483647"),
+          (F, "contract.policy.max_replicas", "set `max_replicas` to a value in 1..=10000"),
+          (F, "contract.policy.scale_down_cooldown_s", "set `scale_down_cooldown_s` to a value in 0..=86400"),
+          (F, "contract.replica_demands[1].per_replica", "set `per_replica` to a value in 0..=1000000000000000"),
+          (F, "signal.value", "set `value` to a value in 0..=1000000000000000"),
+          (O, "capacities[2]", "`reserved` 20000 is more than `allocatable` 10000"),
+          ("replicas_out_of_bounds", "current_replicas", "give the replicas running now, in 0..=10000")],
+         text=json.dumps(r))
+
+    # Refs, digests and times (query_reader, fsync_iops left out of the required axes).
+    c = contract("query", unit_ref="unit query-reader", contract_digest="sha256:" + "A" * 64,
+                 required_capacity_axes=["cpu_milli", "memory_mib", "read_admission_slots", "engine_bytes"])
+    r = request(c, last_action_at="2301-01-01T00:00:00Z", safety=safe(overloaded=True))
+    for path, value in [("signal.source_ref", "metrics:Bearer-abc"),
+                        ("capacities[0].source_digest", "sha512:" + "0" * 64),
+                        ("capacities[1].observed_at", "2026-08-19T11:59:00")]:
+        setp(r, path, value)
+    diag("diagnosis/refs-digests-and-times",
+         "A ref with a space, a credential in a ref, digests in upper case and of another algorithm, a time "
+         "without an offset and one past 2300, overload without a reason; the identity is not judged.",
+         r,
+         [("invalid_ref", "contract.unit_ref", "at character 5 is not allowed"),
+          ("invalid_digest", "contract.contract_digest", "write the hex digits in lower case"),
+          (C, "contract", "add `fsync_iops` to `required_capacity_axes` (query_reader requires"),
+          ("credential_in_ref", "signal.source_ref", "contains `bearer`"),
+          ("invalid_digest", "capacities[0].source_digest", "`sha512` is not supported"),
+          ("invalid_time", "capacities[1].observed_at", "add an offset to `observed_at`"),
+          (O, "safety", "add `reason_ref`"),
+          ("invalid_time", "last_action_at", "give `last_action_at` a time whose UTC year is in 2000..=2300")],
+         "must be a bounded opaque reference")
+
+    # Observation faults beside stale evidence, which is never a fault (media_pool).
+    c = contract("media", required_capacity_axes=["cpu_milli", "memory_mib", "gpu_count"])
+    caps = caps_for(contract("media"))
+    caps[0]["expires_at"] = caps[0]["observed_at"]
+    caps[1]["used"] = 2000
+    caps[2]["observed_at"], caps[2]["expires_at"] = OLD_OBS, OLD_EXP
+    caps.append(cap("cpu_milli", ref="capacity:cpu-second"))
+    r = request(c, signal=sig("gpu_utilization_ppm", -5), capacities=caps,
+                quotas=[quo("tenant:x", "tenant", limit=3, used=5)],
+                safety=safe(obs=OLD_OBS, exp=OLD_EXP))
+    diag("diagnosis/observation-faults-beside-stale-evidence",
+         "A negative signal, a capacity window that ends where it starts, used over reserved, a quota over its "
+         "limit and a duplicate axis are faults; the stale capacity and safety observations are not.",
+         r,
+         [(C, "contract", "add `gpu_memory_mib` to `required_capacity_axes` (media_pool requires"),
+          (O, "signal.value", "report the signal as 0 or more"),
+          (O, "capacities[0]", "is not after `observed_at`"),
+          (O, "capacities[1]", "`used` 2000 is more than `reserved` 1000"),
+          (O, "quotas[0]", "`used` 5 is more than `limit` 3"),
+          ("duplicate_observation", "capacities", "there is more than one for `cpu_milli`")],
+         "media_pool contract omitted a required hard capacity axis")
+
+    # Every rule of the policy, broken by max_replicas left at its default.
+    c = contract("api", policy={"min_replicas": 5, "target": 100, "target_signal": "request_rate",
+                                "allow_scale_to_zero": True, "scale_up_step": 3, "scale_down_step": 2},
+                 required_capacity_axes=["cpu_milli", "memory_mib"])
+    diag("diagnosis/api-gateway-policy-rules",
+         "min_replicas 5 with max_replicas at its default 1 breaks the four policy rules; session_slots left out; "
+         "current_replicas under the floor.",
+         request(c, current=1),
+         [(P, "contract.policy", "`min_replicas` is 5 and `max_replicas` is not written, so it takes its default 1: "
+                                 "raise `max_replicas` to at least 5"),
+          (P, "contract.policy", "set `min_replicas` to 0, or `allow_scale_to_zero` to false"),
+          (P, "contract.policy", "`scale_up_step` is 3 and `max_replicas` is not written"),
+          (P, "contract.policy", "`scale_down_step` is 2 and `max_replicas` is not written"),
+          (C, "contract", "add `session_slots` to `required_capacity_axes` (api_gateway requires"),
+          ("replicas_out_of_bounds", "current_replicas", "`current_replicas` is 1 and `min_replicas` is 5")],
+         "min_replicas cannot exceed max_replicas")
+
+    # dispatch_worker: a half-written partition lease, an externalized store left out.
+    c = contract("dispatch", partition_lease={"partitioned": True, "lease_required": True},
+                 continuity={"mode": "externalized"})
+    diag("diagnosis/dispatch-worker-half-written-lease",
+         "partitioned and lease_required without partitions_per_replica, lease_ttl_s and fencing (all at their "
+         "defaults), and externalized continuity without its store.",
+         request(c),
+         [(C, "contract.partition_lease", "`partitions_per_replica` is not written, so it takes its default 0"),
+          (C, "contract.partition_lease", "`fencing_required` is not written, so it takes its default false: set it "
+                                          "to true"),
+          (C, "contract.continuity", "add `external_store_ref`"),
+          (C, "contract", "set `fencing_required` to true in `partition_lease` (`fencing_required` not written: "
+                          "the default is false)")],
+         "partitioned surfaces require partitions_per_replica")
+
+    # connector_pool: a provider binding broken three ways, a repeated quota_ref.
+    c = contract("connector", required_capacity_axes=["cpu_milli", "memory_mib"],
+                 quotas=[{"quota_ref": "provider:crm", "axis": "cpu_milli", "scope": "provider_global",
+                          "per_replica": 0, "multiplicative": True},
+                         {"quota_ref": "provider:crm", "axis": "upstream_rate", "scope": "tenant",
+                          "per_replica": 1}])
+    diag("diagnosis/connector-pool-quota-bindings",
+         "A provider-global binding that multiplies, draws nothing and sits on an unsupported axis; its quota_ref "
+         "repeated; upstream_rate left out of the required axes (its demand is there).",
+         request(c, quotas=[quo("provider:crm", "provider_global")]),
+         [(C, "contract.quotas[0]", "set `multiplicative` to false"),
+          (C, "contract.quotas[0]", "set `per_replica` to what one replica draws from the provider quota"),
+          (C, "contract", "add `upstream_rate` to `required_capacity_axes` (connector_pool requires"),
+          (C, "contract", "there is more than one for `provider:crm`"),
+          (C, "contract", "set the `axis` of a provider-global binding to `upstream_rate` or `provider_global_quota`")],
+         "provider-global quota cannot be multiplied per replica")
+
+    # rlm_pool: repeats, an engine axis the surface does not have, gpu_memory_mib left out.
+    c = contract("rlm", allowed_signals=["queue_depth", "active_sessions", "queue_depth"],
+                 required_capacity_axes=["cpu_milli", "memory_mib", "gpu_count"],
+                 replica_demands=_demands(["cpu_milli", "memory_mib", "gpu_count", "cpu_milli"], 1),
+                 engine_authority_axes=["gpu_count"])
+    diag("diagnosis/rlm-pool-repeats-and-engine-axes",
+         "A repeated signal, gpu_memory_mib left out (axis and demand), an engine authority axis rlm_pool does not "
+         "have, a repeated demand axis.",
+         request(c, signal=sig("active_sessions", 25)),
+         [(C, "contract", "remove the repeated `queue_depth` from `allowed_signals`"),
+          (C, "contract", "add `gpu_memory_mib` to `required_capacity_axes`, and to `replica_demands` a demand for "
+                          "`gpu_memory_mib`"),
+          (C, "contract", "rlm_pool has no engine authority axes"),
+          (C, "contract", "there is more than one for `cpu_milli`")],
+         "allowed signal names must be unique")
+
+    # Stale and missing evidence blocks a decision; it is not a fault.
+    c = contract("api", contract_id="scale-unit:00000000000000000000000000000000")
+    stale = dict(obs=OLD_OBS, exp=OLD_EXP)
+    r = request(c, signal=sig("request_rate", 250, **stale),
+                capacities=[cap(a, **stale) for a in c["required_capacity_axes"]],
+                safety=DEL, last_action_at="2026-08-19T11:00:00")
+    diag("diagnosis/stale-evidence-is-not-a-fault",
+         "Every observation stale and safety missing (a blocked decision, not a fault) beside a contract_id that "
+         "is not the contract's and a last_action_at without an offset.",
+         r,
+         [("identity_mismatch", "contract.contract_id", "this contract's id is `scale-unit:"),
+          ("invalid_time", "last_action_at", "add an offset to `last_action_at`")],
+         "contract_id does not match immutable identity")
+
+
 def write_all():
     for g in GROUPS:
         d = os.path.join(ROOT, g)
@@ -2449,7 +2746,7 @@ def write_all():
 def main():
     for build in (group_validation, group_errors, group_signal, group_capacity, group_quota,
                   group_continuity, group_safety, group_cooldown, group_zero, group_bounds,
-                  group_identity, group_differences, group_derivation):
+                  group_identity, group_differences, group_derivation, group_diagnosis):
         build()
     write_all()
 
