@@ -13,6 +13,8 @@ mod json;
 mod model;
 mod parse;
 mod scalar;
+#[cfg(feature = "schema")]
+mod schema;
 pub mod simulate;
 mod time;
 mod validate;

@@ -11,7 +11,7 @@ use crate::vocab::{
 /// Replica bounds, the tracked signal and target, steps, cooldowns and zero switches (SPEC §4.1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields, transform = crate::schema::policy))]
 pub struct ScalePolicy {
     /// Floor, 0..=10000 (default 1).
     #[cfg_attr(feature = "schema", schemars(range(min = 0, max = 10000)))]
@@ -88,7 +88,7 @@ pub struct CapacityDemand {
 /// A quota the unit draws on, and what one replica draws (SPEC §4.2).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields, transform = crate::schema::quota_binding))]
 pub struct QuotaBinding {
     /// The quota's reference; observations are matched by it.
     #[cfg_attr(feature = "schema", schemars(extend("pattern" = "^[A-Za-z0-9][A-Za-z0-9._:/@+\\-]{0,255}$")))]
@@ -108,7 +108,7 @@ pub struct QuotaBinding {
 /// Partition assignment and lease rules (SPEC §4.2).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields, transform = crate::schema::partition_lease))]
 pub struct PartitionLeaseContract {
     /// Whether work is partitioned across replicas.
     #[cfg_attr(feature = "schema", schemars(default))]
@@ -132,7 +132,7 @@ pub struct PartitionLeaseContract {
 /// Where session state lives and how replicas drain (SPEC §4.2).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields, transform = crate::schema::continuity))]
 pub struct ContinuityContract {
     /// The continuity mode.
     pub mode: ContinuityMode,
@@ -168,7 +168,7 @@ impl ContinuityContract {
 /// The scale-unit contract: everything a decision for one unit depends on (SPEC §4.3).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields, transform = crate::schema::contract))]
 pub struct ScaleUnitContract {
     /// Always `"1"`.
     #[cfg_attr(feature = "schema", schemars(extend("const" = "1")))]
