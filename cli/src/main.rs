@@ -18,6 +18,7 @@ mod input;
 mod inspect;
 mod serve;
 mod simulate;
+mod surface;
 mod version;
 
 use std::io::{IsTerminal, Write};
@@ -53,7 +54,7 @@ pub(crate) enum Format {
 pub(crate) struct Options {
     command: &'static str,
     operands: Vec<String>,
-    format: Format,
+    pub(crate) format: Format,
     component: Option<PathBuf>,
     expect_digest: Option<String>,
     no_cache: bool,
@@ -95,6 +96,10 @@ enum Command {
     Inspect(InspectArgs),
     /// Replay a contract over a trace (CSV): every step and a summary.
     Simulate(SimulateArgs),
+    /// Write a contract for a surface that validates, every field it requires commented.
+    Init(Box<surface::InitArgs>),
+    /// What a surface requires of a contract: signals, axes, continuity, partitions, quotas.
+    Profile(surface::ProfileArgs),
     /// The decision service over HTTP, with the unit registry, the admission webhook and the KEDA
     /// external scaler.
     Serve(Box<serve::ServeArgs>),
@@ -176,9 +181,9 @@ struct InspectArgs {
 
 #[derive(Args)]
 struct SimulateArgs {
-    /// The contract (JSON or YAML).
+    /// The contract (JSON or YAML), or - for stdin.
     contract: String,
-    /// The trace: a CSV file.
+    /// The trace: a CSV file, or - for stdin.
     #[arg(value_name = "TRACE.csv")]
     trace: String,
     /// Replicas before the first step (default: the contract's min_replicas).
@@ -198,7 +203,7 @@ struct SimulateArgs {
 }
 
 impl Options {
-    fn new(command: &'static str, format: Option<Format>, component: ComponentArgs) -> Self {
+    pub(crate) fn new(command: &'static str, format: Option<Format>, component: ComponentArgs) -> Self {
         Self {
             command,
             operands: Vec::new(),
@@ -271,6 +276,8 @@ fn main() -> ExitCode {
             options.svg = args.svg;
             simulate::run(&options)
         }
+        Command::Init(args) => surface::init(*args),
+        Command::Profile(args) => surface::profile(args),
         Command::Serve(args) => serve::run(*args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "scale-units", &mut std::io::stdout());
@@ -376,11 +383,22 @@ fn single_operand<'a>(options: &'a Options, what: &str) -> Result<&'a str, Failu
     }
 }
 
-/// Prints a typed evaluation error as `{"error": {...}}` on stdout; returns exit code 2.
-fn print_evaluation_error(error: &EvaluationError) -> u8 {
-    out!("{}", serde_json::json!({ "error": error.to_json() }));
-    if std::io::stderr().is_terminal() {
-        eprintln!("scale-units: {error}");
+/// Prints a typed evaluation error once; returns exit code 2. `--format json`: the error object
+/// `{"error": {"code", "message", "path"}}` on stdout (and, when stdout goes to a program and
+/// stderr to a person, the same in words on stderr). `--format text`: in words on stderr only.
+pub(crate) fn print_evaluation_error(error: &EvaluationError, format: Format) -> u8 {
+    let words = || match error.path() {
+        "" => format!("scale-units: {}: {}", error.code(), error.message()),
+        path => format!("scale-units: {} at {path}: {}", error.code(), error.message()),
+    };
+    match format {
+        Format::Json => {
+            out!("{}", serde_json::json!({ "error": error.to_json() }));
+            if std::io::stderr().is_terminal() && !std::io::stdout().is_terminal() {
+                eprintln!("{}", words());
+            }
+        }
+        Format::Text => eprintln!("{}", words()),
     }
     exit::EVALUATION_ERROR
 }
@@ -389,12 +407,12 @@ fn eval(options: &Options) -> Result<u8, Failure> {
     let source = single_operand(options, "REQUEST")?;
     let request = match input::read_json(source)? {
         Ok(json) => json,
-        Err(error) => return Ok(print_evaluation_error(&error)),
+        Err(error) => return Ok(print_evaluation_error(&error, options.format)),
     };
     let policy = load_policy(options, None)?;
     let evaluated = match policy.evaluate_json(&request)? {
         Ok(evaluated) => evaluated,
-        Err(error) => return Ok(print_evaluation_error(&error)),
+        Err(error) => return Ok(print_evaluation_error(&error, options.format)),
     };
     let provenance = &evaluated.provenance;
     let mut out = std::io::stdout().lock();
@@ -430,7 +448,7 @@ fn validate(options: &Options) -> Result<u8, Failure> {
     let source = single_operand(options, "CONTRACT")?;
     let contract = match input::read_json(source)? {
         Ok(json) => json,
-        Err(error) => return Ok(print_evaluation_error(&error)),
+        Err(error) => return Ok(print_evaluation_error(&error, options.format)),
     };
     let policy = load_policy(options, None)?;
     match policy.validate_contract_json(&contract)? {
@@ -451,6 +469,6 @@ fn validate(options: &Options) -> Result<u8, Failure> {
             }
             Ok(0)
         }
-        Err(error) => Ok(print_evaluation_error(&error)),
+        Err(error) => Ok(print_evaluation_error(&error, options.format)),
     }
 }

@@ -1,5 +1,11 @@
 //! `scale-units simulate CONTRACT TRACE`: replay a contract over a CSV trace inside the
-//! component, print the steps and the summary, and optionally draw an SVG chart.
+//! component, print the steps and the summary, and optionally draw an SVG chart. `-` for the
+//! trace (or the contract) reads it from stdin.
+//!
+//! The text report keeps decisions apart from what ran: each step shows its decision as
+//! `current->desired action` and the replicas running after it, with the scale still pending
+//! (an actuation delay); the summary counts scale decisions, changes carried out and decisions
+//! replaced while pending, and names a scale still pending at the end.
 
 use std::fmt::Write as _;
 
@@ -21,7 +27,10 @@ struct Step {
     signal: Option<u64>,
     replicas_before: u64,
     replicas_after: u64,
+    current_replicas: u64,
     action: String,
+    desired_replicas: u64,
+    pending_replicas: Option<u64>,
     reasons: Vec<String>,
 }
 
@@ -30,6 +39,9 @@ struct Summary {
     steps: u64,
     scale_ups: u64,
     scale_downs: u64,
+    scale_ups_carried_out: u64,
+    scale_downs_carried_out: u64,
+    replaced_scales: u64,
     blocked_steps: u64,
     blocked_seconds: u64,
     blocked_by_reason: Vec<BlockedTime>,
@@ -37,6 +49,17 @@ struct Summary {
     seconds_under_target: u64,
     peak_replicas: u64,
     final_replicas: u64,
+    running_replicas_at_end: u64,
+    pending_at_end: Option<PendingScale>,
+}
+
+#[derive(Deserialize)]
+struct PendingScale {
+    action: String,
+    from_replicas: u64,
+    to_replicas: u64,
+    decided_at: String,
+    due_at: String,
 }
 
 #[derive(Deserialize)]
@@ -49,12 +72,19 @@ pub(crate) fn run(options: &Options) -> Result<u8, Failure> {
     let [contract_source, trace_source] = options.operands.as_slice() else {
         return Err(Failure::Usage("simulate takes CONTRACT and TRACE".to_owned()));
     };
+    if contract_source == "-" && trace_source == "-" {
+        return Err(Failure::Usage(
+            "simulate reads one of CONTRACT and TRACE from stdin (-), not both: name the other's file".to_owned(),
+        ));
+    }
     let contract = match input::read_json(contract_source)? {
         Ok(json) => json,
-        Err(error) => return Ok(print_evaluation_error(&error)),
+        Err(error) => return Ok(print_evaluation_error(&error, options.format)),
     };
-    let trace = std::fs::read_to_string(trace_source)
-        .map_err(|error| Failure::Host(format!("cannot read {trace_source}: {error}")))?;
+    let trace = match input::read_text(trace_source, "trace")? {
+        Ok(text) => text,
+        Err(error) => return Ok(print_evaluation_error(&error, options.format)),
+    };
     // The contract's text is embedded as written, so the component judges exactly those bytes.
     let mut request = format!("{{\"contract\":{contract},\"trace_csv\":{}", serde_json::Value::from(trace));
     if let Some(initial) = options.initial_replicas {
@@ -68,7 +98,7 @@ pub(crate) fn run(options: &Options) -> Result<u8, Failure> {
     let policy = load_policy(options, None)?;
     let json = match policy.simulate_json(&request)? {
         Ok(json) => json,
-        Err(error) => return Ok(print_evaluation_error(&error)),
+        Err(error) => return Ok(print_evaluation_error(&error, options.format)),
     };
     let simulation: Simulation = serde_json::from_str(&json)
         .map_err(|error| Failure::Host(format!("the component returned an unreadable simulation: {error}")))?;
@@ -83,22 +113,82 @@ pub(crate) fn run(options: &Options) -> Result<u8, Failure> {
     Ok(0)
 }
 
+/// A step's decision in words: `current->desired action` (`1->4 scale_up`, `3->3 hold`).
+fn decision(step: &Step) -> String {
+    format!("{}->{} {}", step.current_replicas, step.desired_replicas, step.action)
+}
+
+/// What ran after a step: the count, or `previous->now` when it changed since the previous step
+/// (by this step's scale, or by a pending one carried out when this step came).
+fn running(previous: u64, step: &Step) -> String {
+    if previous == step.replicas_after {
+        step.replicas_after.to_string()
+    } else {
+        format!("{previous}->{}", step.replicas_after)
+    }
+}
+
+/// `n thing` or `n things`.
+fn count(n: u64, thing: &str) -> String {
+    if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
+}
+
 fn print_table(simulation: &Simulation) {
-    out!("{:<28} {:>10} {:>9}  {:<11} reasons", "time", "signal", "replicas", "action");
+    out!("{:<26} {:>9}  {:<22} {:>8} {:>8}  reasons", "time", "signal", "decision", "running", "pending");
+    let mut previous = simulation.steps.first().map_or(0, |step| step.replicas_before);
     for step in &simulation.steps {
         let signal = step.signal.map_or_else(|| "missing".to_owned(), |value| value.to_string());
-        let replicas = format!("{}->{}", step.replicas_before, step.replicas_after);
-        out!("{:<28} {:>10} {:>9}  {:<11} {}", step.at, signal, replicas, step.action, step.reasons.join(", "));
+        let pending = step.pending_replicas.map_or_else(|| "-".to_owned(), |count| count.to_string());
+        out!(
+            "{:<26} {:>9}  {:<22} {:>8} {:>8}  {}",
+            step.at,
+            signal,
+            decision(step),
+            running(previous, step),
+            pending,
+            step.reasons.join(", ")
+        );
+        previous = step.replicas_after;
     }
     let s = &simulation.summary;
+    let holds = s.steps.saturating_sub(s.scale_ups + s.scale_downs + s.blocked_steps);
     out!("");
-    out!("steps {}: {} scale-ups, {} scale-downs, {} blocked", s.steps, s.scale_ups, s.scale_downs, s.blocked_steps);
+    out!(
+        "decisions over {}: {} scale_up, {} scale_down, {} hold, {} blocked",
+        count(s.steps, "step"),
+        s.scale_ups,
+        s.scale_downs,
+        holds,
+        s.blocked_steps
+    );
+    out!(
+        "changes carried out: {}, {}; {} replaced by a later one while pending",
+        count(s.scale_ups_carried_out, "scale-up"),
+        count(s.scale_downs_carried_out, "scale-down"),
+        count(s.replaced_scales, "decision")
+    );
     out!("blocked for {} s", s.blocked_seconds);
     for blocked in &s.blocked_by_reason {
         out!("  {:<36} {} s", blocked.reason, blocked.seconds);
     }
     out!("over target {} s, under target {} s", s.seconds_over_target, s.seconds_under_target);
-    out!("peak {} replicas, final {} replicas", s.peak_replicas, s.final_replicas);
+    out!(
+        "replicas: peak {}, running at the end {}, final {}",
+        s.peak_replicas,
+        s.running_replicas_at_end,
+        s.final_replicas
+    );
+    match &s.pending_at_end {
+        Some(p) => out!(
+            "pending at the end: {} {}->{} decided at {}, due at {} (after the trace)",
+            p.action,
+            p.from_replicas,
+            p.to_replicas,
+            p.decided_at,
+            p.due_at
+        ),
+        None => out!("pending at the end: nothing"),
+    }
 }
 
 /// An SVG chart: the signal (left axis), replicas after each step (right axis, a step line) and

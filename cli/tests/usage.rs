@@ -37,6 +37,8 @@ fn every_subcommand_answers_help_with_its_own_options() {
         ("conformance", &["--native", "--known-failures", "--component"]),
         ("inspect", &["--expect-digest", "--no-cache"]),
         ("simulate", &["--initial", "--delay", "--svg", "--format"]),
+        ("init", &["--surface", "--format", "--out", "--force", "--unit-ref", "--schema"]),
+        ("profile", &["--format", "--component"]),
         ("serve", &["--listen", "--units", "--redis", "--webhook", "--tls-cert", "--keda-listen", "--token-file"]),
         ("completions", &["bash", "zsh", "fish"]),
     ];
@@ -51,7 +53,7 @@ fn every_subcommand_answers_help_with_its_own_options() {
     }
     // The top level lists every command.
     let help = text(&run(&["--help"]).stdout);
-    for command in ["eval", "validate", "conformance", "inspect", "simulate", "serve", "completions"] {
+    for command in ["eval", "validate", "conformance", "inspect", "simulate", "init", "profile", "serve", "completions"] {
         assert!(help.contains(command), "{help}");
     }
 }
