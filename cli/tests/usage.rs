@@ -53,7 +53,8 @@ fn every_subcommand_answers_help_with_its_own_options() {
     }
     // The top level lists every command.
     let help = text(&run(&["--help"]).stdout);
-    for command in ["eval", "validate", "conformance", "inspect", "simulate", "init", "profile", "serve", "completions"] {
+    for command in ["eval", "validate", "conformance", "inspect", "simulate", "init", "profile", "serve", "completions"]
+    {
         assert!(help.contains(command), "{help}");
     }
 }
