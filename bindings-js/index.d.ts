@@ -186,26 +186,61 @@ export interface SimulationInput {
   trace_csv?: string;
   trace?: TraceStep[];
 }
-/** What happened at one step: the real decision, and the replicas around it. */
+/**
+ * What happened at one step: the real decision, and the replicas around it. Show the decision as
+ * `current_replicas->desired_replicas action` (`1->4 scale_up`) and what ran as
+ * `replicas_before->replicas_after`; with an actuation delay the two differ until the scale is
+ * carried out (`pending_replicas`).
+ */
 export interface SimulationStep {
   at: Time;
   /** Whole seconds since the first step. */
   elapsed_s: number;
   /** `null` when the read failed. */
   signal: number | null;
+  /** Replicas running when the step was evaluated (a pending scale due by then carried out). */
   replicas_before: number;
-  /** After the decision was applied (unchanged while an actuation delay is pending). */
+  /** Replicas running after the step: its scale when carried out at once, else unchanged. */
   replicas_after: number;
+  /** The decision's current count: the replicas it was made for (equals `replicas_before`). */
+  current_replicas: number;
   action: ActionKind;
+  /** The decision's desired count (equals `current_replicas` for `hold` and `blocked`). */
   desired_replicas: number;
+  /** After the step, the count a scale accepted but not carried out yet will bring; `null` when nothing is pending. */
+  pending_replicas: number | null;
   reasons: DecisionReason[];
   decision_id: string;
 }
-/** Totals; a step lasts until the next step, the last one zero seconds. */
+/** A scale accepted but not carried out when the trace ended (an actuation delay). */
+export interface PendingScale {
+  action: 'scale_up' | 'scale_down';
+  /** Replicas running when it was decided (and still at the end). */
+  from_replicas: number;
+  /** Replicas it will bring. */
+  to_replicas: number;
+  /** The step time it was decided at, as given. */
+  decided_at: Time;
+  /** The decision's time plus the actuation delay (UTC). */
+  due_at: Time;
+}
+/**
+ * Totals; a step lasts until the next step, the last one zero seconds. Decisions and changes are
+ * counted apart: with an actuation delay a later decision may replace a pending one before it is
+ * carried out (`replaced_scales`), so `scale_ups` can exceed `scale_ups_carried_out`.
+ */
 export interface SimulationSummary {
   steps: number;
+  /** Decisions to scale up, carried out or not. */
   scale_ups: number;
+  /** Decisions to scale down, carried out or not. */
   scale_downs: number;
+  /** Scales carried out that raised the running count. */
+  scale_ups_carried_out: number;
+  /** Scales carried out that lowered the running count. */
+  scale_downs_carried_out: number;
+  /** Scale decisions replaced by a later one while still pending (never carried out). */
+  replaced_scales: number;
   blocked_steps: number;
   blocked_seconds: number;
   /** Blocked seconds per reason, in first-seen order. */
@@ -214,9 +249,14 @@ export interface SimulationSummary {
   seconds_over_target: number;
   /** Seconds during which more replicas ran than the signal needed (above the floor). */
   seconds_under_target: number;
+  /** Most replicas running at any step. */
   peak_replicas: number;
-  /** Replicas after the last step, a still-pending scale included. */
+  /** Replicas after the last step, a still-pending scale included (`pending_at_end`). */
   final_replicas: number;
+  /** Replicas running after the last step, without a pending scale. */
+  running_replicas_at_end: number;
+  /** The scale still pending after the last step, `null` when there is none. */
+  pending_at_end: PendingScale | null;
 }
 export interface Simulation { steps: SimulationStep[]; summary: SimulationSummary }
 

@@ -72,3 +72,20 @@ test('simulate: numbers are checked as evaluate checks them; simulateJson takes 
   assert.throws(() => api.simulateJson(input), TypeError);
   assert.throws(() => api.simulateJson('{'), (error) => error instanceof api.ScaleUnitsError && error.code === 'invalid_json');
 });
+
+test('index.d.ts declares every field of a simulation the component writes, and no other', async () => {
+  const dts = readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8');
+  /** The field names an `export interface NAME { ... }` of index.d.ts declares. */
+  const declared = (name) => {
+    const body = new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`).exec(dts)?.[1];
+    assert.ok(body, `index.d.ts lacks interface ${name}`);
+    return [...body.matchAll(/^ {2}([a-z_]+)\??:/gm)].map((m) => m[1]).sort();
+  };
+  // A simulation with a scale still pending at the end, so that every field is there.
+  const { input } = JSON.parse(readFileSync(new URL('decisions-replaced-while-pending.json', dir), 'utf8'));
+  const { steps, summary } = api.simulate(input);
+  assert.ok(summary.pending_at_end, 'the vector ends with a scale pending');
+  assert.deepEqual(declared('SimulationStep'), Object.keys(steps[0]).sort());
+  assert.deepEqual(declared('SimulationSummary'), Object.keys(summary).sort());
+  assert.deepEqual(declared('PendingScale'), Object.keys(summary.pending_at_end).sort());
+});

@@ -12,14 +12,18 @@ const SNAPSHOTS_KEPT = 8;
 const COLORS = { a: '#d9822b', b: '#1b9e5a' };
 const SUMMARY_ROWS = [
   ['steps', 'steps'],
-  ['scale_ups', 'scale-ups'],
-  ['scale_downs', 'scale-downs'],
+  ['scale_ups', 'scale-up decisions'],
+  ['scale_downs', 'scale-down decisions'],
+  ['scale_ups_carried_out', 'scale-ups carried out'],
+  ['scale_downs_carried_out', 'scale-downs carried out'],
+  ['replaced_scales', 'decisions replaced while pending'],
   ['blocked_steps', 'blocked steps'],
   ['blocked_seconds', 'blocked seconds'],
   ['seconds_over_target', 'seconds over target'],
   ['seconds_under_target', 'seconds under target'],
   ['peak_replicas', 'peak replicas'],
-  ['final_replicas', 'final replicas'],
+  ['running_replicas_at_end', 'running at the end'],
+  ['final_replicas', 'final replicas (pending included)'],
 ];
 
 const show = (v) => (v === undefined ? '' : JSON.stringify(v));

@@ -193,6 +193,7 @@ export class Simulator {
     this.out.replaceChildren(
       chartBox,
       summaryTiles(summary),
+      pendingAtEnd(summary),
       summary.blocked_by_reason.length
         ? h(
             'ul',
@@ -214,29 +215,33 @@ export class Simulator {
             h(
               'thead',
               {},
-              h('tr', {}, ['at', 'signal', 'replicas', 'action', 'desired', 'reasons'].map((c) => h('th', { className: `col-${c}` }, c))),
+              h('tr', {}, ['at', 'signal', 'decision', 'running', 'pending', 'reasons'].map((c) => h('th', { className: `col-${c}` }, c))),
             ),
             h(
               'tbody',
               {},
-              steps.slice(0, ROWS_SHOWN).map((s) =>
-                h(
+              steps.slice(0, ROWS_SHOWN).map((s, i) => {
+                // What ran changes at a step by its own scale, or by a pending one carried out when it came.
+                const previous = i === 0 ? s.replicas_before : steps[i - 1].replicas_after;
+                const pending = s.pending_replicas === null ? '–' : String(s.pending_replicas);
+                return h(
                   'tr',
-                  { className: s.action, dataset: { action: s.action } },
+                  { className: s.action, dataset: { action: s.action, current: String(s.current_replicas), desired: String(s.desired_replicas), pending: s.pending_replicas === null ? '' : String(s.pending_replicas) } },
                   h('td', { className: 'col-at', title: s.at }, at(s)),
                   h('td', {}, s.signal === null ? 'missing' : String(s.signal)),
+                  // The decision: the count it was made for, the count it asks for, and its action.
+                  h('td', { className: 'col-decision' }, `${s.current_replicas} → ${s.desired_replicas} `, h('span', { className: `badge small ${s.action}` }, s.action)),
                   h(
                     'td',
-                    {},
-                    s.replicas_before === s.replicas_after ? String(s.replicas_after) : `${s.replicas_before} → ${s.replicas_after}`,
-                    // Where the desired column is hidden (a phone), a desired count still to come shows here.
-                    s.desired_replicas === s.replicas_after ? null : h('span', { className: 'asked' }, ` (${s.desired_replicas} desired)`),
+                    { className: 'col-running' },
+                    previous === s.replicas_after ? String(s.replicas_after) : `${previous} → ${s.replicas_after}`,
+                    // Where the pending column is hidden (a phone), a scale still to come shows here.
+                    s.pending_replicas === null ? null : h('span', { className: 'asked' }, ` (${s.pending_replicas} pending)`),
                   ),
-                  h('td', {}, h('span', { className: `badge small ${s.action}` }, s.action)),
-                  h('td', { className: 'col-desired' }, String(s.desired_replicas)),
+                  h('td', { className: 'col-pending' }, pending),
                   h('td', { className: 'col-reasons' }, s.reasons.map((r) => h('code', { title: text(r) }, breakable(r))).flatMap((c, i) => (i ? [' ', c] : [c]))),
-                ),
-              ),
+                );
+              }),
             ),
           ),
         ),
@@ -276,28 +281,49 @@ export class Simulator {
       shades: [{ id: 'blocked', label: 'blocked steps', fill: 'rgba(214, 48, 49, 0.14)', steps: steps.map((s) => s.action === 'blocked') }],
       readout: (i) => {
         const s = steps[i];
-        const moved = s.replicas_before === s.replicas_after ? `${s.replicas_after} replicas` : `replicas ${s.replicas_before} → ${s.replicas_after}`;
+        const moved = s.replicas_before === s.replicas_after ? `${s.replicas_after} running` : `running ${s.replicas_before} → ${s.replicas_after}`;
         const reasons = s.reasons.length ? ` (${s.reasons.join(', ')})` : '';
-        return `${utcClock(xs[i], true)} UTC · signal ${s.signal ?? 'missing'} against target × replicas ${s.replicas_before * target} · ${moved} · ${s.action}${reasons}`;
+        const pending = s.pending_replicas === null ? '' : ` · ${s.pending_replicas} pending`;
+        return `${utcClock(xs[i], true)} UTC · signal ${s.signal ?? 'missing'} against target × replicas ${s.replicas_before * target} · ${moved} · decision ${s.current_replicas} → ${s.desired_replicas} ${s.action}${reasons}${pending}`;
       },
     });
   }
 }
 
-/** The summary as tiles: three rows of three, or one row of nine when there is room (never one alone). */
+/**
+ * The summary as tiles: decisions apart from changes carried out and from decisions replaced while
+ * pending, and the replicas running at the end beside the final count (a pending scale included).
+ * Twelve tiles: four rows of three, or two rows of six when there is room (never one alone).
+ */
 export function summaryTiles(summary, id = 'sim-summary', prefix = 'sum') {
-  const stat = (label, value, key) => h('div', { className: 'stat', id: `${prefix}-${key}` }, h('span', { className: 'stat-value' }, String(value)), h('span', { className: 'stat-label' }, label));
+  const stat = (label, value, key, title) => h('div', { className: 'stat', id: `${prefix}-${key}`, title }, h('span', { className: 'stat-value' }, String(value)), h('span', { className: 'stat-label' }, label));
   return h(
     'div',
     { className: 'stats', id },
-    stat('steps', summary.steps, 'steps'),
-    stat('scale-ups', summary.scale_ups, 'ups'),
-    stat('scale-downs', summary.scale_downs, 'downs'),
+    stat('scale-up decisions', summary.scale_ups, 'ups', 'every scale_up decision, carried out or not'),
+    stat('scale-down decisions', summary.scale_downs, 'downs', 'every scale_down decision, carried out or not'),
+    stat('scale-ups carried out', summary.scale_ups_carried_out, 'ups-done', 'changes that raised the running count'),
+    stat('scale-downs carried out', summary.scale_downs_carried_out, 'downs-done', 'changes that lowered the running count'),
+    stat('replaced while pending', summary.replaced_scales, 'replaced', 'scale decisions a later one replaced before they were carried out'),
     stat('blocked steps', summary.blocked_steps, 'blocked'),
     stat('blocked seconds', summary.blocked_seconds, 'blocked-s'),
     stat('seconds over target', summary.seconds_over_target, 'over'),
     stat('seconds under target', summary.seconds_under_target, 'under'),
     stat('peak replicas', summary.peak_replicas, 'peak'),
-    stat('final replicas', summary.final_replicas, 'final'),
+    stat('running at the end', summary.running_replicas_at_end, 'running', 'replicas running after the last step'),
+    stat('final replicas', summary.final_replicas, 'final', 'replicas after the last step, a scale still pending included'),
+  );
+}
+
+/** The scale still pending when the trace ended (an actuation delay), named; or that none was. */
+export function pendingAtEnd(summary) {
+  const p = summary.pending_at_end;
+  if (!p) return h('p', { className: 'muted', id: 'sim-pending', dataset: { pending: 'none' } }, 'Nothing pending at the end of the trace.');
+  return h(
+    'p',
+    { id: 'sim-pending', dataset: { pending: p.action, from: String(p.from_replicas), to: String(p.to_replicas) } },
+    'Pending at the end of the trace: ',
+    h('span', { className: `badge small ${p.action}` }, p.action),
+    ` ${p.from_replicas} → ${p.to_replicas}, decided at ${p.decided_at}, due at ${p.due_at}; the final count (${summary.final_replicas}) includes it, the ${summary.running_replicas_at_end} running do not.`,
   );
 }

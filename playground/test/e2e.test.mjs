@@ -291,6 +291,27 @@ describe('the page at 1280 px', () => {
     await page.fill('#sim-csv', 'time,signal\n2026-08-19T12:00:00Z,lots\n');
     await page.waitForSelector('#sim-error[data-path="trace[0].signal"]');
 
+    // Decisions apart from what ran: with an actuation delay longer than the trace, the scale is
+    // still pending at the end, named under the tiles; the table shows current → desired.
+    await page.fill('#sim-initial', '2');
+    await page.locator('#sim-initial').dispatchEvent('change');
+    await page.fill('#sim-delay', '600');
+    await page.locator('#sim-delay').dispatchEvent('change');
+    await page.fill('#sim-csv', 'time,signal\n2026-08-19T12:00:00Z,900\n2026-08-19T12:00:10Z,900\n');
+    await page.waitForSelector('#sim-pending[data-pending="scale_up"][data-from="2"]');
+    assert.equal(await page.textContent('#sum-ups-done .stat-value'), '0');
+    assert.equal(await page.textContent('#sum-running .stat-value'), '2');
+    const finalCount = Number(await page.textContent('#sum-final .stat-value'));
+    assert.ok(finalCount > 2, `final ${finalCount} counts the pending scale`);
+    assert.equal(await page.getAttribute('#sim-pending', 'data-to'), String(finalCount));
+    const first = page.locator('#sim-steps tbody tr').first();
+    assert.equal(await first.getAttribute('data-action'), 'scale_up');
+    assert.equal(await first.getAttribute('data-pending'), String(finalCount));
+    assert.match(await first.locator('.col-decision').textContent(), new RegExp(`^2 → ${finalCount} scale_up$`));
+    await page.fill('#sim-delay', '0');
+    await page.locator('#sim-delay').dispatchEvent('change');
+    await page.waitForSelector('#sim-pending[data-pending="none"]');
+
     await page.selectOption('#sim-trace', 'drain');
     await pick(page, 'rlm-pool');
     await page.waitForSelector('#sim-chart[data-trace="drain"]');
@@ -501,11 +522,11 @@ for (const width of WIDTHS) {
       await p.waitForFunction(() => document.querySelector('#sim-chart .chart-readout').dataset.step === undefined);
       assert.equal(await readout.textContent(), 'Point at the chart to read a step.');
 
-      // Nine tiles: full rows only.
+      // Twelve tiles: full rows only.
       const rows = await rowsOf(p, '#sim-summary .stat');
-      assert.equal(rows.reduce((a, b) => a + b, 0), 9);
+      assert.equal(rows.reduce((a, b) => a + b, 0), 12);
       assert.ok(rows.every((n) => n === rows[0]) && rows[0] > 1, `tiles per row: ${rows}`);
-      assert.deepEqual(rows, width >= 1100 ? [9] : [3, 3, 3]);
+      assert.deepEqual(rows, width >= 1100 ? [6, 6] : [3, 3, 3, 3]);
 
       const plot = await p.locator('#sim-chart .uplot').boundingBox();
       const box = await chart.boundingBox();
