@@ -5,6 +5,8 @@
 export type Integer = number | bigint;
 /** An RFC 3339 time with an offset, `2026-08-19T12:00:00Z` (SPEC §3). */
 export type Time = string;
+/** A time given to the evaluator: its text, or a `Date` (written as its ISO 8601 text in UTC). */
+export type TimeInput = Time | Date;
 /** `sha256:` and 64 lower-case hex digits. */
 export type Digest = string;
 
@@ -93,8 +95,8 @@ export interface ScaleUnitContract {
 
 /** Fields every observation carries (SPEC §5). */
 export interface Observed {
-  observed_at: Time;
-  expires_at: Time;
+  observed_at: TimeInput;
+  expires_at: TimeInput;
   source_ref: string;
   source_digest: Digest;
 }
@@ -113,8 +115,8 @@ export interface EvaluationRequest {
   quotas?: QuotaObservation[];
   continuity?: ContinuityObservation | null;
   safety?: SafetyObservation | null;
-  now: Time;
-  last_action_at?: Time | null;
+  now: TimeInput;
+  last_action_at?: TimeInput | null;
 }
 
 export interface Evidence {
@@ -159,7 +161,7 @@ export interface EvaluatorInfo { evaluator_version: string; schema_version: stri
 /** One step of a simulation trace: `at` and any of the other columns; absent evidence is synthesized fresh. */
 export interface TraceStep {
   /** The step's time; steps must not go back in time. */
-  at: Time;
+  at: TimeInput;
   /** The target signal's value; absent or `null` is a failed read (a missing observation), never zero. */
   signal?: Integer | null;
   /** Extra replicas that still fit on every capacity axis (default ample; `0` saturates engine axes). */

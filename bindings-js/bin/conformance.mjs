@@ -1,14 +1,15 @@
 #!/usr/bin/env node
-// Runs conformance vectors through the npm package: node bin/conformance.mjs DIR...
+// Runs conformance vectors through the npm package: node bin/conformance.mjs DIR... (and every
+// folder of $SCALE_UNITS_VECTORS, `:`-separated, when it is set).
 // Prints each failure, then exactly `N passed, N failed`; exits 1 when any vector fails.
 // A vector listed in DIR/known-failures/js.txt must fail; it counts as failed if it passes. A DIR
 // that is missing or holds no vector counts as one failure: nothing checked is not a pass.
 import * as api from 'scale-units';
 import { checkVector, findVectorFiles, knownFailures, loadVector } from './vectors.mjs';
 
-const dirs = process.argv.slice(2);
+const dirs = [...process.argv.slice(2), ...(process.env.SCALE_UNITS_VECTORS ?? '').split(':').filter(Boolean)];
 if (!dirs.length) {
-  console.error('usage: node bin/conformance.mjs DIR...');
+  console.error('usage: node bin/conformance.mjs DIR... (or set $SCALE_UNITS_VECTORS to folders of vectors, :-separated)');
   process.exit(2);
 }
 let passed = 0;

@@ -3,8 +3,11 @@
  * component and thrown here. `code` is the SPEC's wire spelling (`invalid_field`), `path` the JSON
  * path of the offending field (`contract.policy.target`, `capacities[1]`) or `""`.
  *
- * A trap, a missing or tampered `.wasm` or a bad argument type of the host language is not a
- * `ScaleUnitsError` but an ordinary `Error` (a `WebAssembly.RuntimeError` for a trap).
+ * A trap, a missing or tampered `.wasm`, a non-string given to a `…Json` function or a non-array
+ * to a batch function is not a `ScaleUnitsError` but an ordinary `Error` (a `TypeError`, or a
+ * `WebAssembly.RuntimeError` for a trap). The object functions (`evaluate`, `validateContract`,
+ * `simulate`, `explain`) take any value and the evaluator refuses one that is not the object it
+ * wants with a `ScaleUnitsError` (`invalid_field`).
  */
 export class ScaleUnitsError extends Error {
   /**

@@ -68,14 +68,16 @@ function stringifiesExactly(value, depth = 0) {
 
 /** JSON text for a plain JS value: JSON.stringify when that is exact, else `toJsonText`. */
 function requestText(value) {
+  // JSON.stringify(undefined) is no text at all: refused as the core refuses `null`.
+  if (value === undefined) throw invalid('', 'the document must be an object, not undefined');
   return stringifiesExactly(value) ? JSON.stringify(value) : toJsonText(value);
 }
 
 /**
  * Writes a plain JS value as JSON text for the component's JSON entry points. Unlike
- * JSON.stringify it refuses what it cannot write as a JSON integer (NaN, 1.5, Infinity, a Date, a
- * Map) with an `invalid_field` error naming the path, and writes a BigInt, or an integer-valued
- * number past 2^53, as its exact decimal digits (never `1e+21`).
+ * JSON.stringify it refuses what it cannot write as a JSON integer (NaN, 1.5, Infinity, a Map)
+ * with an `invalid_field` error naming the path, and writes a BigInt, or an integer-valued
+ * number past 2^53, as its exact decimal digits (never `1e+21`); a Date is its ISO 8601 text.
  * Properties whose value is `undefined` are omitted, as JSON.stringify does.
  */
 export function toJsonText(value, path = '', seen = new Set()) {
@@ -91,6 +93,11 @@ export function toJsonText(value, path = '', seen = new Set()) {
       return value.toString();
     case 'object': {
       if (value === null) return 'null';
+      // A Date is a time: the SPEC's text (ISO 8601 in UTC, `Z`), as JSON.stringify writes it.
+      if (value instanceof Date) {
+        if (Number.isNaN(value.getTime())) throw invalid(path, `${path || 'request'} is an invalid Date`);
+        return JSON.stringify(value.toISOString());
+      }
       if (seen.has(value)) throw invalid(path, `${path || 'request'} is circular`);
       seen.add(value);
       let text;
@@ -144,6 +151,8 @@ const ENUMS = new Map(
 function toWit(value, field, path) {
   const { type } = field;
   if (type === 'string') {
+    // A Date is a time's text, as on the JSON path.
+    if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
     if (typeof value !== 'string') throw invalid(path, `${path} must be a string, not ${describe(value)}`);
     if (!wellFormed(value)) throw invalid(path, `${path} holds a lone surrogate and has no UTF-8 form`);
     return value;
@@ -163,7 +172,7 @@ function toWit(value, field, path) {
 }
 
 function toWitRecord(value, type, path) {
-  if (!isPlainObject(value)) throw invalid(path, `${path || 'request'} must be an object, not ${describe(value)}`);
+  if (!isPlainObject(value)) throw invalid(path, `${path || (type === 'Decision' ? 'decision' : 'request')} must be an object, not ${describe(value)}`);
   const { fields, keys } = RECORDS.get(type);
   const out = {};
   for (const field of fields) {

@@ -248,6 +248,18 @@ describe('the page at 1280 px', () => {
     assert.equal(await page.locator('#problems-request li').count(), 0, 'nothing is listed under the request');
     await shot(page, '04-errors');
 
+    // A rule the schema states (a part's rule, a surface profile) is worded as the rule, at its field.
+    await pick(page, 'api-gateway');
+    await replaceIn(page, 'contract', '"block_scale_down_with_active": false', '"block_scale_down_with_active": true');
+    await verdict(page, 'error');
+    const rule = page.locator('#problems-contract li[data-source="schema"][data-path="contract.continuity.block_scale_down_with_active"]');
+    assert.match(await rule.textContent(), /stateless continuity cannot block scale-down on active sessions/);
+    await pick(page, 'api-gateway');
+    await replaceIn(page, 'contract', '"memory_mib",\n    "session_slots"\n', '"memory_mib"\n');
+    await verdict(page, 'error');
+    const profile = page.locator('#problems-contract li[data-source="schema"][data-path="contract.required_capacity_axes"]');
+    assert.match(await profile.textContent(), /api_gateway requires the hard capacity axis session_slots/);
+
     // A duplicate key, as the component's parser reads it (JSON.parse would keep the last).
     await replaceIn(page, 'contract', '"target": "lots"', '"target": 100, "target": 200');
     await page.waitForSelector('#problems-contract li[data-source="syntax"]:has-text("duplicate key")');

@@ -24,12 +24,42 @@ from .decision import (
 )
 from .errors import MAX_REQUEST_BYTES, ErrorCode, HostError, RequestTooLargeError, ScaleUnitsError
 from .evaluator import Evaluator, component_digest
+from .typed import (
+    CapacityDemand,
+    CapacityObservation,
+    ContinuityContract,
+    ContinuityObservation,
+    EvaluationRequest,
+    PartitionLeaseContract,
+    QuotaBinding,
+    QuotaObservation,
+    SafetyObservation,
+    ScalePolicy,
+    ScaleUnitContract,
+    SignalObservation,
+    SimulationInput,
+    TraceStep,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Action",
     "CapacityAxis",
+    "CapacityDemand",
+    "CapacityObservation",
+    "ContinuityContract",
+    "ContinuityObservation",
+    "EvaluationRequest",
+    "PartitionLeaseContract",
+    "QuotaBinding",
+    "QuotaObservation",
+    "SafetyObservation",
+    "ScalePolicy",
+    "ScaleUnitContract",
+    "SignalObservation",
+    "SimulationInput",
+    "TraceStep",
     "ContinuityMode",
     "ContractIdentity",
     "Decision",

@@ -1,8 +1,9 @@
 """Conformance vectors (SPEC §11) run through the Python package.
 
-``python -m scale_units.conformance DIR...`` runs every ``*.json`` below the folders, prints
-each failure, and ends with the line ``N passed, N failed`` (exit 1 when any failed or none
-passed), as the Rust CLI's ``scale-units conformance`` does. ``--wasm FILE`` runs another
+``python -m scale_units.conformance DIR...`` runs every ``*.json`` below the folders (and below
+each folder of ``$SCALE_UNITS_VECTORS``, ``:``-separated, when it is set), prints each failure,
+and ends with the line ``N passed, N failed`` (exit 1 when any failed or none passed), as the Rust
+CLI's ``scale-units conformance`` does. ``--wasm FILE`` runs another
 component than the packaged one; ``--known-failures FILE`` lists vectors expected to fail.
 
 A ``request`` vector goes through the dict API (``Evaluator.evaluate``), a ``request_json``
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,15 +199,29 @@ def run(evaluator: Evaluator, files: Sequence[Path], known: Mapping[str, str] | 
     return passed, failures
 
 
+def vector_folders_from_env() -> list[Path]:
+    """The folders of ``$SCALE_UNITS_VECTORS`` (``:``-separated; empty entries skipped)."""
+    return [Path(entry) for entry in os.environ.get("SCALE_UNITS_VECTORS", "").split(":") if entry]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m scale_units.conformance", description=__doc__.split("\n\n")[0])
-    parser.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="folders of vectors, searched recursively")
+    parser.add_argument(
+        "folders",
+        nargs="*",
+        type=Path,
+        metavar="DIR",
+        help="folders of vectors, searched recursively (and every folder of $SCALE_UNITS_VECTORS, :-separated)",
+    )
     parser.add_argument("--wasm", type=Path, help="the component to run (default: the packaged one)")
     parser.add_argument("--known-failures", type=Path, metavar="FILE", help="vectors expected to fail: `<id> <reason>` a line")
     args = parser.parse_args(argv)
+    folders = list(args.folders) + vector_folders_from_env()
+    if not folders:
+        parser.error("name at least one DIR of vectors (or set $SCALE_UNITS_VECTORS)")
     try:
-        files = collect(args.folders)
+        files = collect(folders)
         known = read_known_failures(args.known_failures) if args.known_failures else {}
         evaluator = Evaluator(args.wasm)
     except (VectorError, HostError, OSError) as error:

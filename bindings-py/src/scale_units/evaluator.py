@@ -8,7 +8,7 @@ import os
 from importlib import resources
 from typing import Any, Mapping, Sequence
 
-from . import _component
+from . import _component, _wire
 from .decision import (
     CapacityAxis,
     ContinuityMode,
@@ -23,6 +23,7 @@ from .decision import (
     SurfaceKind,
 )
 from .errors import MAX_REQUEST_BYTES, ErrorCode, HostError, RequestTooLargeError, ScaleUnitsError
+from .typed import EvaluationRequest, ScaleUnitContract, SimulationInput
 
 #: The component file shipped inside this package.
 COMPONENT_FILE = "scale_units_evaluator.wasm"
@@ -52,7 +53,9 @@ class Evaluator:
     so a request or contract written for the CLI works unchanged.
 
     Every method raises ``ScaleUnitsError`` when the component refuses the input and
-    ``HostError`` when the component cannot run (trap, fuel exhausted, wrong component).
+    ``HostError`` when the component cannot run (trap, fuel exhausted, wrong component). Requests,
+    contracts and simulation inputs are typed as the ``TypedDict``s of ``scale_units.typed``, so
+    a type checker catches a misspelt key; times may be timezone-aware ``datetime`` values.
 
     :param wasm: the component's bytes or a path to it; by default the one in this package.
     :param fuel: when set, each call may run at most this many wasm instructions (wasmtime
@@ -60,6 +63,9 @@ class Evaluator:
         Off by default: fuel metering costs about 20% per call.
     :param expect_digest: when set, a component with another ``sha256:<hex>`` is refused with
         ``HostError`` before it is compiled (as the CLI's ``--expect-digest``).
+    :raises HostError: the file cannot be read, the bytes are not the evaluator component, or
+        their digest is not ``expect_digest``.
+    :raises ValueError: ``fuel`` is not positive.
     """
 
     __slots__ = ("_digest", "_runtime")
@@ -76,8 +82,11 @@ class Evaluator:
         elif isinstance(wasm, (bytes, bytearray)):
             data = bytes(wasm)
         else:
-            with open(wasm, "rb") as file:
-                data = file.read()
+            try:
+                with open(wasm, "rb") as file:
+                    data = file.read()
+            except OSError as error:
+                raise HostError(f"cannot read the component {os.fsdecode(wasm)}: {error.strerror or error}") from error
         if fuel is not None and fuel <= 0:
             raise ValueError("fuel must be positive")
         self._digest = "sha256:" + hashlib.sha256(data).hexdigest()
@@ -90,14 +99,16 @@ class Evaluator:
         """``sha256:<hex>`` of the component bytes this evaluator loaded."""
         return self._digest
 
-    def evaluate(self, request: Mapping[str, Any]) -> Decision:
+    def evaluate(self, request: EvaluationRequest) -> Decision:
         """Decides on one request (SPEC §6), given as a dict in wire form.
 
         The dict goes to the component as JSON text, so every wire rule and default of the
-        SPEC applies exactly as for the CLI. Raises ``ScaleUnitsError`` for a request the
-        evaluator refuses, ``TypeError`` for a value ``json.dumps`` cannot write.
+        SPEC applies exactly as for the CLI; a timezone-aware ``datetime`` stands for a time
+        (written as the SPEC's text). Raises ``ScaleUnitsError`` for a request the evaluator
+        refuses (``invalid_time`` for a naive ``datetime``), ``TypeError`` for a value JSON
+        cannot write.
         """
-        return _decision(self.evaluate_json(json.dumps(request)))
+        return _decision(self.evaluate_json(_wire.dumps(request)))
 
     def evaluate_json(self, request_json: str | bytes) -> str:
         """Decides on one request given as JSON text; returns the decision as compact JSON, byte
@@ -105,13 +116,13 @@ class Evaluator:
         is not one JSON document, including text that is not valid UTF-8)."""
         return str(self._call_json("evaluate-json", request_json).json)
 
-    def evaluate_batch(self, requests: Sequence[Mapping[str, Any]]) -> list[Decision | ScaleUnitsError]:
+    def evaluate_batch(self, requests: Sequence[EvaluationRequest]) -> list[Decision | ScaleUnitsError]:
         """Decides on many requests in one call of the component (WIT ``evaluate-batch-json``):
         one entry per request, in order, its ``Decision`` or the ``ScaleUnitsError`` of that
         request, returned rather than raised (one bad request does not stop the others).
-        Raises ``TypeError`` for a value ``json.dumps`` cannot write and
-        ``RequestTooLargeError`` when a request is over ``MAX_REQUEST_BYTES``."""
-        texts = [json.dumps(request) for request in requests]
+        Raises ``TypeError`` for a value JSON cannot write, ``ScaleUnitsError`` for a naive
+        ``datetime`` and ``RequestTooLargeError`` when a request is over ``MAX_REQUEST_BYTES``."""
+        texts = [_wire.dumps(request) for request in requests]
         return [_decision(entry) if isinstance(entry, str) else entry for entry in self.evaluate_batch_json(texts)]
 
     def evaluate_batch_json(self, requests_json: Sequence[str | bytes]) -> list[str | ScaleUnitsError]:
@@ -138,10 +149,10 @@ class Evaluator:
                 results[index] = error
         return [entry for entry in results if entry is not None]
 
-    def validate_contract(self, contract: Mapping[str, Any]) -> ContractIdentity:
+    def validate_contract(self, contract: ScaleUnitContract) -> ContractIdentity:
         """Validates a contract (SPEC §4), given as a dict in wire form, and returns its identity.
         Raises ``ScaleUnitsError`` with the first contract error in the SPEC's order."""
-        return self.validate_contract_json(json.dumps(contract))
+        return self.validate_contract_json(_wire.dumps(contract))
 
     def validate_contract_json(self, contract_json: str | bytes) -> ContractIdentity:
         """Validates a contract given as JSON text and returns its identity. Raises
@@ -149,12 +160,13 @@ class Evaluator:
         ok = self._call_json("validate-contract-json", contract_json)
         return ContractIdentity(contract_id=getattr(ok, "contract-id"), contract_digest=getattr(ok, "contract-digest"))
 
-    def simulate(self, simulation: Mapping[str, Any]) -> dict[str, Any]:
+    def simulate(self, simulation: SimulationInput) -> dict[str, Any]:
         """Replays a contract over a trace inside the component (WIT ``simulate-json``): a dict
         ``{"contract", "initial_replicas"?, "actuation_delay_s"?, "trace_csv" | "trace"}`` in,
         ``{"steps": [...], "summary": {...}}`` out. An empty signal is a failed read, never a
-        zero. Raises ``ScaleUnitsError`` with the trace row and column of a bad cell."""
-        result: dict[str, Any] = json.loads(self.simulate_json(json.dumps(simulation)))
+        zero; a step's ``at`` may be a timezone-aware ``datetime``. Raises ``ScaleUnitsError``
+        with the trace row and column of a bad cell."""
+        result: dict[str, Any] = json.loads(self.simulate_json(_wire.dumps(simulation)))
         return result
 
     def simulate_json(self, simulation_json: str | bytes) -> str:
@@ -176,9 +188,18 @@ class Evaluator:
             provider_quota_axes=tuple(CapacityAxis(a) for a in data["provider_quota_axes"]),
         )
 
-    def explain(self, decision: Decision) -> Explanation:
-        """Puts a decision in plain words, from the core's one catalogue. Never refuses a
-        decision."""
+    def explain(self, decision: Decision | Mapping[str, Any]) -> Explanation:
+        """Puts a decision in plain words, from the core's one catalogue: a ``Decision``, or a
+        decision dict in wire form (SPEC §9, as ``json.loads`` of ``evaluate_json`` gives).
+        Raises ``ValueError`` for a dict that is not a decision, ``TypeError`` for anything else;
+        never refuses a ``Decision``."""
+        if not isinstance(decision, Decision):
+            if not isinstance(decision, Mapping):
+                raise TypeError(f"explain takes a Decision or a decision dict, not {type(decision).__name__}")
+            try:
+                decision = Decision.from_dict(decision)
+            except (KeyError, TypeError, ValueError) as error:
+                raise ValueError(f"explain: the dict is not a decision (SPEC §9): {error!r}") from error
         raw = self._runtime.call("explain", _component.lower(self._runtime.param_type("explain"), decision.to_dict()))
         data = _component.lift(self._runtime.result_type("explain"), raw)
         return Explanation(
