@@ -1,6 +1,6 @@
 # Recipes of the Python package (bindings-py/), included by the root Makefile.
 #   make py-setup       bindings-py/.venv from nothing; installs the package (building the
-#                       component with cargo) and pytest into it
+#                       component with cargo), pytest and mypy (the TypedDicts' test) into it
 #   make test-py        pytest: every vector, the facade, the digest against the Rust host's;
 #                       then the conformance command over tests/vectors
 #   make bench-py       per-call timings (bindings-py/bench/bench.py), beside the native core's
@@ -27,7 +27,7 @@ SCALE_UNITS_DIGEST_FILE ?= $(SCALE_UNITS_TARGET)/scale-units/component.sha256
 py-setup:
 	test -x $(PY_VENV)/bin/pip || $(PYTHON) -m venv $(PY_VENV) \
 	  || { echo "$(PYTHON) -m venv failed: install Python 3.10+ with venv (Debian: python3-venv)" >&2; exit 1; }
-	$(PY_BIN) -m pip install --quiet --disable-pip-version-check ./$(PY_DIR) 'pytest>=8'
+	$(PY_BIN) -m pip install --quiet --disable-pip-version-check ./$(PY_DIR) 'pytest>=8' 'mypy>=1.10'
 
 ## pytest exits 5 when it collects nothing; that fails here like any other non-zero status.
 test-py: py-setup component-digest
