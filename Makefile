@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
 
-.PHONY: setup run test lint test-core quickstart-rs
+.PHONY: setup run test lint test-core quickstart-rs readme-commands
 
 # Each binding keeps its recipes beside its code.
 -include bindings-js/build.mk
@@ -20,12 +20,19 @@ setup:
 run: setup run-example
 
 ## Every test that CI runs.
-test: setup lint test-core wit-check test-host test-server test-cli test-js test-py quickstart-rs js-quickstart py-quickstart test-playground fuzz-ci
+test: setup lint test-core wit-check test-host test-server test-cli test-js test-py quickstart-rs js-quickstart py-quickstart readme-commands test-playground fuzz-ci
 
 ## The Rust quick start of README.md, as written there.
 quickstart-rs: component
 	$(CARGO) run -q --locked -p scale-units-cli --bin scale-units -- eval --format text examples/api-gateway/request.json \
 	  | grep -q '^scale up: 3 -> 5 replicas$$'
+
+## Every ```sh block of every README.md, run as written from the root, with the workspace's
+## `scale-units` on PATH; a block marked `<!-- readme-commands: skip (reason) -->` is not run, and
+## a block must leave no file in the source tree (tests/readme-commands.sh).
+readme-commands: component
+	$(CARGO) build -q --locked -p scale-units-cli
+	bash tests/readme-commands.sh
 
 ## Formatting and clippy with the workspace lints (warnings are errors).
 lint:
@@ -34,7 +41,8 @@ lint:
 	$(CARGO) clippy -p scale-units-core --all-targets --features schema --locked -- -D warnings
 
 ## The native core: unit tests, every vector below tests/vectors, properties, simulation,
-## doctests, and the published JSON Schemas (schema/) against the types they come from.
+## doctests, and the published JSON Schemas (schema/) against the types they come from and
+## against the core's verdicts (each surface's rules).
 test-core:
 	$(CARGO) test --locked -p scale-units-core --release --features schema
 
