@@ -74,7 +74,7 @@ for readme in "${readmes[@]}"; do
     after=$(git status --porcelain --untracked-files=all)
     if [[ "$before" != "$after" ]]; then
       echo "FAIL $where: the block left files in the source tree (write below target/ or a temporary folder):"
-      diff <(echo "$before") <(echo "$after") | sed -n 's/^> /    /p'
+      diff <(echo "$before") <(echo "$after") | sed -n 's/^> /    /p' || true
       failed=$((failed + 1))
     fi
     rm -f "$block" "$block.line"
