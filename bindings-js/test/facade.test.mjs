@@ -134,8 +134,9 @@ test('evaluateTyped: wrong types, unknown fields, WIT spellings and a missing fi
 });
 
 test('evaluate refuses values JSON cannot carry exactly', () => {
+  // (A Date is a time's text: test/usage.test.mjs.)
   const r = request();
-  r.now = new Date('2026-08-19T12:00:00Z');
+  r.now = new Map([['at', '2026-08-19T12:00:00Z']]);
   assertFieldError(() => api.evaluate(r), 'now');
   const c = request();
   c.contract.self = c.contract;
