@@ -248,6 +248,10 @@ describe('the page at 1280 px', () => {
     assert.equal(await page.locator('#problems-request li').count(), 0, 'nothing is listed under the request');
     await shot(page, '04-errors');
 
+    // A duplicate key, as the component's parser reads it (JSON.parse would keep the last).
+    await replaceIn(page, 'contract', '"target": "lots"', '"target": 100, "target": 200');
+    await page.waitForSelector('#problems-contract li[data-source="syntax"]:has-text("duplicate key")');
+
     // A rule the schema states (a part's rule, a surface profile) is worded as the rule, at its field.
     await pick(page, 'api-gateway');
     await replaceIn(page, 'contract', '"block_scale_down_with_active": false', '"block_scale_down_with_active": true');
@@ -259,10 +263,6 @@ describe('the page at 1280 px', () => {
     await verdict(page, 'error');
     const profile = page.locator('#problems-contract li[data-source="schema"][data-path="contract.required_capacity_axes"]');
     assert.match(await profile.textContent(), /api_gateway requires the hard capacity axis session_slots/);
-
-    // A duplicate key, as the component's parser reads it (JSON.parse would keep the last).
-    await replaceIn(page, 'contract', '"target": "lots"', '"target": 100, "target": 200');
-    await page.waitForSelector('#problems-contract li[data-source="syntax"]:has-text("duplicate key")');
   });
 
   test('JSON and YAML are the same request', async () => {
