@@ -248,11 +248,19 @@ async fn break_glass_and_recovery_are_allowed_with_warnings_counted_and_audited(
         "decision_digest", "component_digest", "allowed", "override", "error", "detail", "repeated",
     ];
     for line in &admissions {
-        let object = line.as_object().unwrap();
-        assert_eq!(object.keys().map(String::as_str).collect::<Vec<_>>(), keys, "{line}");
+        // Every key always there (serde_json's map sorts them; the line keeps the documented order).
+        let mut present: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut expected = keys.to_vec();
+        present.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(present, expected, "{line}");
         assert_eq!(line["unit"], "shop/gateway");
         assert!(line["time"].as_str().unwrap().parse::<jiff::Timestamp>().is_ok(), "{line}");
     }
+    let raw = std::fs::read_to_string(&hook.audit).unwrap();
+    let positions: Vec<usize> =
+        keys.iter().map(|key| raw.lines().next().unwrap().find(&format!("\"{key}\":")).unwrap()).collect();
+    assert!(positions.windows(2).all(|pair| pair[0] < pair[1]), "the documented key order: {raw}");
     let first = admissions[0];
     assert_eq!(first["allowed"], false);
     assert_eq!(first["caller"]["username"], hpa);
@@ -285,7 +293,8 @@ async fn break_glass_and_recovery_are_allowed_with_warnings_counted_and_audited(
     assert_eq!(status, 200);
     let lines = hook.audit_lines(16);
     let evaluate = lines.iter().find(|line| line["source"] == "evaluate").unwrap();
-    assert_eq!(evaluate["decision_id"], decision["decision_id"]);
+    assert_eq!(evaluate["decision_id"], decision["decision"]["decision_id"]);
+    assert_eq!(evaluate["component_digest"], decision["policy"]["digest"]);
     assert_eq!(evaluate["unit"], decision_unit(&request));
     assert!(evaluate["caller"]["address"].as_str().unwrap().starts_with("127.0.0.1:"));
     let unit = lines.iter().find(|line| line["source"] == "unit").unwrap();

@@ -22,11 +22,12 @@
 //! | `override` | admission: `{by, group, reason, expires}` when a denial was overridden |
 //! | `error` | `{code, message}` when no decision could be made |
 //! | `detail` | what the source adds: admission `{uid, change: {from, to}, dry_run, recovery, message}`, KEDA `{call, answer}` |
-//! | `repeated` | KEDA: identical KEDA answers for this unit left out since its previous line |
+//! | `repeated` | KEDA: identical answers to this unit and call left out since their previous line |
 //!
-//! Bounded: a KEDA call that repeats the unit's previous KEDA line (the same call, action, counts,
-//! reasons, answer and error; the decision id differs with the clock) within
-//! [`AuditLog::summary_interval`] is not written, only counted into the next line's `repeated`.
+//! Bounded: a KEDA call that repeats the previous line of the same unit and call (the same action,
+//! counts, reasons, answer and error; the decision id differs with the clock) within
+//! [`AuditLog::summary_interval`] is not written, only counted into that unit and call's next
+//! line's `repeated`.
 //! Admission reviews and evaluations are always written. Lines go through a queue to a writer
 //! thread; when the queue is full, the decision waits (the log is never silently short).
 
@@ -337,10 +338,11 @@ impl AuditLog {
         }
     }
 
-    /// Writes a KEDA `record`, unless it repeats the unit's previous KEDA line within
-    /// [`Self::summary_interval`]; the next line written for the unit says how many were left out.
+    /// Writes a KEDA `record`, unless it repeats the previous line of its unit and call (`detail.call`)
+    /// within [`Self::summary_interval`]; the next line written for them says how many were left out.
     pub async fn record_keda(&self, mut record: AuditRecord) {
-        let unit = record.unit.clone().unwrap_or_default();
+        // One memory per unit and call: KEDA alternates IsActive and GetMetrics on every poll.
+        let unit = format!("{} {}", record.unit.as_deref().unwrap_or_default(), record.detail["call"]);
         let key = record.summary_key();
         {
             let mut previous = self.keda.lock().unwrap_or_else(PoisonError::into_inner);

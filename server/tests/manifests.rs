@@ -564,7 +564,7 @@ fn a_disruption_budget_and_network_policies_cover_the_pods_and_their_two_ports()
     let mut admitted = Vec::new();
     for policy in &policies {
         let spec = policy.spec.as_ref().unwrap();
-        assert!(selects(&spec.pod_selector), "{:?} selects the pods", policy.metadata.name);
+        assert!(selects(spec.pod_selector.as_ref().unwrap()), "{:?} selects the pods", policy.metadata.name);
         assert_eq!(spec.policy_types.as_deref(), Some(&["Ingress".to_owned()][..]));
         assert_eq!(policy.metadata.namespace, deployment.metadata.namespace);
         for rule in spec.ingress.as_ref().unwrap() {
