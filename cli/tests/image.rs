@@ -60,7 +60,8 @@ fn containerfile() -> (BTreeMap<String, String>, Vec<String>, String, Value) {
 #[test]
 #[ignore = "needs `make image` and root: run by `make test-image`"]
 fn the_built_image_runs_its_binary_with_its_component_as_its_non_root_user() {
-    let layout = PathBuf::from(std::env::var("SCALE_UNITS_IMAGE_LAYOUT").expect("SCALE_UNITS_IMAGE_LAYOUT (make test-image)"));
+    let layout =
+        PathBuf::from(std::env::var("SCALE_UNITS_IMAGE_LAYOUT").expect("SCALE_UNITS_IMAGE_LAYOUT (make test-image)"));
     let tag = std::env::var("SCALE_UNITS_IMAGE_TAG").expect("SCALE_UNITS_IMAGE_TAG (make test-image)");
     assert_eq!(tag, env!("CARGO_PKG_VERSION"));
 
@@ -119,7 +120,8 @@ fn the_built_image_runs_its_binary_with_its_component_as_its_non_root_user() {
 
     // Run from the root filesystem, as the image's user, with only the image's environment.
     let run = |args: &[&str]| {
-        let mut command = Command::new("chroot");
+        // The image's PATH is set for the child, so chroot is named by its host path.
+        let mut command = Command::new(chroot());
         command.arg(format!("--userspec={user}")).arg(&rootfs).arg("/usr/local/bin/scale-units").args(args);
         command.env_clear();
         for item in &image_env {
@@ -127,7 +129,11 @@ fn the_built_image_runs_its_binary_with_its_component_as_its_non_root_user() {
             command.env(key, value);
         }
         let output = command.output().expect("chroot");
-        (output.status, String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
+        (
+            output.status,
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
     };
     let (status, stdout, stderr) = run(&["--version"]);
     assert!(status.success(), "chroot needs root: {status:?}\n{stdout}\n{stderr}");
@@ -145,4 +151,14 @@ fn the_built_image_runs_its_binary_with_its_component_as_its_non_root_user() {
 
 fn blob_index(layout: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(layout.join("index.json")).expect("the image layout (make image)")).unwrap()
+}
+
+/// The host's `chroot`, found on the test's own PATH.
+fn chroot() -> PathBuf {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("chroot"))
+        .find(|path| path.is_file())
+        .expect("chroot (coreutils)")
 }

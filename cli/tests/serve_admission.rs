@@ -48,7 +48,10 @@ impl Webhook {
         let mut gateway = gateway_contract();
         gateway["policy"]["scale_up_cooldown_s"] = json!(0);
         gateway["policy"]["scale_down_cooldown_s"] = json!(0);
-        assert_eq!((gateway["policy"]["min_replicas"].as_u64(), gateway["policy"]["max_replicas"].as_u64()), (Some(2), Some(12)));
+        assert_eq!(
+            (gateway["policy"]["min_replicas"].as_u64(), gateway["policy"]["max_replicas"].as_u64()),
+            (Some(2), Some(12))
+        );
         write_contract(&contracts, "shop/gateway", &gateway);
         let (cert_pem, key_pem, cert) = certificate();
         std::fs::write(dir.join("tls.crt"), cert_pem).unwrap();
@@ -77,8 +80,7 @@ impl Webhook {
     }
 
     async fn push(&mut self, body: Value) {
-        let (status, answer) =
-            self.client.send("PUT", "/v1/units/shop/gateway/observations", &body.to_string()).await;
+        let (status, answer) = self.client.send("PUT", "/v1/units/shop/gateway/observations", &body.to_string()).await;
         assert_eq!(status, 200, "{answer}");
     }
 
@@ -120,11 +122,12 @@ async fn metrics_text(address: SocketAddr, cert: &rustls::pki_types::Certificate
     use http_body_util::BodyExt as _;
     let mut store = rustls::RootCertStore::empty();
     store.add(cert.clone()).unwrap();
-    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(store)
-        .with_no_client_auth();
+    let config =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(store)
+            .with_no_client_auth();
     let tcp = tokio::net::TcpStream::connect(address).await.unwrap();
     let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
         .connect(rustls::pki_types::ServerName::try_from("localhost").unwrap(), tcp)
@@ -144,7 +147,8 @@ async fn metrics_text(address: SocketAddr, cert: &rustls::pki_types::Certificate
 
 /// A review by `username` in `groups`.
 fn by(mut review: Value, username: &str, groups: &[&str]) -> Value {
-    review["request"]["userInfo"] = json!({"username": username, "uid": "6a7b8c9d-0000-4000-8000-000000000003", "groups": groups});
+    review["request"]["userInfo"] =
+        json!({"username": username, "uid": "6a7b8c9d-0000-4000-8000-000000000003", "groups": groups});
     review
 }
 
@@ -170,18 +174,25 @@ async fn break_glass_and_recovery_are_allowed_with_warnings_counted_and_audited(
     hook.push(json!({"signal": null})).await;
 
     // 1. Blocked: the HPA's change is denied.
-    let (allowed, message, _, blocked_id) = hook.review(&scale_review("uid-1", "shop", "gateway", "deployments", 3, 5)).await;
+    let (allowed, message, _, blocked_id) =
+        hook.review(&scale_review("uid-1", "shop", "gateway", "deployments", 3, 5)).await;
     assert!(!allowed && message.contains("blocked") && message.contains("signal_missing"), "{message}");
     let blocked_id = blocked_id.unwrap();
 
     // 2. The on-call engineer's `kubectl scale` (a Scale: no annotations): overridden, never silently.
-    let scale = by(scale_review("uid-2", "shop", "gateway", "deployments", 3, 8), "alice@example.com", &["system:authenticated", GROUP]);
+    let scale = by(
+        scale_review("uid-2", "shop", "gateway", "deployments", 3, 8),
+        "alice@example.com",
+        &["system:authenticated", GROUP],
+    );
     let (allowed, _, warnings, id) = hook.review(&scale).await;
     assert!(allowed, "{warnings:?}");
     assert!(id.unwrap().starts_with("scale-decision:"));
     let warning = &warnings[0];
     assert!(
-        warning.contains("OVERRIDE by alice@example.com") && warning.contains(GROUP) && warning.contains("no reason given"),
+        warning.contains("OVERRIDE by alice@example.com")
+            && warning.contains(GROUP)
+            && warning.contains("no reason given"),
         "{warning}"
     );
     assert!(warnings[1].contains("blocked"), "the overridden denial is shown: {warnings:?}");
@@ -192,7 +203,8 @@ async fn break_glass_and_recovery_are_allowed_with_warnings_counted_and_audited(
     assert!(allowed && warnings[0].contains("reason: INC-4211 prometheus down"), "{warnings:?}");
 
     // 4. The same annotations from someone outside the groups grant nothing.
-    let review = by(annotated("uid-4", 3, 9, "trust me", &at(1800)), "bob@example.com", &["system:authenticated", "developers"]);
+    let review =
+        by(annotated("uid-4", 3, 9, "trust me", &at(1800)), "bob@example.com", &["system:authenticated", "developers"]);
     let (allowed, message, _, _) = hook.review(&review).await;
     assert!(!allowed, "an annotation alone never overrides");
     assert!(message.contains("grant nothing") && message.contains("bob@example.com"), "{message}");
@@ -218,7 +230,9 @@ async fn break_glass_and_recovery_are_allowed_with_warnings_counted_and_audited(
         }
     }
     // Above the ceiling (max 12): down toward it is allowed although the decision is blocked.
-    for (uid, old, new, allowed_expected) in [("uid-11", 15, 12, true), ("uid-12", 15, 16, false), ("uid-13", 15, 11, false)] {
+    for (uid, old, new, allowed_expected) in
+        [("uid-11", 15, 12, true), ("uid-12", 15, 16, false), ("uid-13", 15, 11, false)]
+    {
         let (allowed, message, warnings, _) =
             hook.review(&scale_review(uid, "shop", "gateway", "deployments", old, new)).await;
         assert_eq!(allowed, allowed_expected, "{old} -> {new}: {message} {warnings:?}");
@@ -244,8 +258,22 @@ async fn break_glass_and_recovery_are_allowed_with_warnings_counted_and_audited(
     let uids: Vec<&str> = admissions.iter().map(|line| line["detail"]["uid"].as_str().unwrap()).collect();
     assert_eq!(uids, (1..=14).map(|n| format!("uid-{n}")).collect::<Vec<_>>());
     let keys = [
-        "time", "source", "unit", "caller", "action", "current", "desired", "reasons", "decision_id",
-        "decision_digest", "component_digest", "allowed", "override", "error", "detail", "repeated",
+        "time",
+        "source",
+        "unit",
+        "caller",
+        "action",
+        "current",
+        "desired",
+        "reasons",
+        "decision_id",
+        "decision_digest",
+        "component_digest",
+        "allowed",
+        "override",
+        "error",
+        "detail",
+        "repeated",
     ];
     for line in &admissions {
         // Every key always there (serde_json's map sorts them; the line keeps the documented order).
@@ -264,7 +292,10 @@ async fn break_glass_and_recovery_are_allowed_with_warnings_counted_and_audited(
     let first = admissions[0];
     assert_eq!(first["allowed"], false);
     assert_eq!(first["caller"]["username"], hpa);
-    assert_eq!((first["action"].as_str(), first["current"].as_u64(), first["desired"].as_u64()), (Some("blocked"), Some(3), Some(3)));
+    assert_eq!(
+        (first["action"].as_str(), first["current"].as_u64(), first["desired"].as_u64()),
+        (Some("blocked"), Some(3), Some(3))
+    );
     assert!(first["reasons"].as_array().unwrap().contains(&json!("signal_missing")), "{first}");
     assert_eq!(first["decision_id"], blocked_id.as_str());
     assert!(first["decision_digest"].as_str().unwrap().starts_with("sha256:"));
@@ -273,7 +304,10 @@ async fn break_glass_and_recovery_are_allowed_with_warnings_counted_and_audited(
     assert!(first["override"].is_null());
     let overridden = admissions[1];
     assert_eq!(overridden["allowed"], true);
-    assert_eq!(overridden["override"], json!({"by": "alice@example.com", "group": GROUP, "reason": null, "expires": null}));
+    assert_eq!(
+        overridden["override"],
+        json!({"by": "alice@example.com", "group": GROUP, "reason": null, "expires": null})
+    );
     assert_eq!(overridden["caller"]["groups"], json!(["system:authenticated", GROUP]));
     assert_eq!(admissions[2]["override"]["reason"], "INC-4211 prometheus down");
     assert_eq!((admissions[3]["allowed"].as_bool(), admissions[3]["override"].is_null()), (Some(false), true));
@@ -286,7 +320,8 @@ async fn break_glass_and_recovery_are_allowed_with_warnings_counted_and_audited(
     assert_eq!(admissions[13]["override"]["group"], "platform-admins");
 
     // An evaluation and a unit's decision are logged too.
-    let request = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/api-gateway/request.json")).unwrap();
+    let request =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/api-gateway/request.json")).unwrap();
     let (status, decision) = hook.client.send("POST", "/v1/evaluate", &request).await;
     assert_eq!(status, 200, "{decision}");
     let (status, _) = hook.client.send("GET", "/v1/units/shop/gateway?replicas=3", "").await;

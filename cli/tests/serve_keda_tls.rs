@@ -48,8 +48,13 @@ impl Authority {
     }
 
     /// A leaf for `names` with `usage`: (certificate PEM, key PEM, certificate DER, key DER).
-    fn leaf(&self, names: &[&str], usage: ExtendedKeyUsagePurpose) -> (String, String, CertificateDer<'static>, PrivateKeyDer<'static>) {
-        let mut params = CertificateParams::new(names.iter().map(|name| (*name).to_owned()).collect::<Vec<_>>()).unwrap();
+    fn leaf(
+        &self,
+        names: &[&str],
+        usage: ExtendedKeyUsagePurpose,
+    ) -> (String, String, CertificateDer<'static>, PrivateKeyDer<'static>) {
+        let mut params =
+            CertificateParams::new(names.iter().map(|name| (*name).to_owned()).collect::<Vec<_>>()).unwrap();
         params.extended_key_usages = vec![usage];
         let key = KeyPair::generate().unwrap();
         let cert = params.signed_by(&key, &self.issuer).unwrap();
@@ -133,7 +138,9 @@ async fn client(
     Ok(ExternalScalerClient::new(channel))
 }
 
-async fn spec(client: Result<ExternalScalerClient<Channel>, tonic::transport::Error>) -> Result<GetMetricSpecResponse, String> {
+async fn spec(
+    client: Result<ExternalScalerClient<Channel>, tonic::transport::Error>,
+) -> Result<GetMetricSpecResponse, String> {
     let mut client = client.map_err(|error| format!("connect: {error}"))?;
     tokio::time::timeout(Duration::from_secs(20), client.get_metric_spec(transcode()))
         .await
@@ -153,7 +160,8 @@ async fn keda_over_tls_with_client_certificates_blocked_at_zero_inactive_and_aud
     let other = Authority::new("someone else's CA");
     let (server_pem, server_key, _, _) = ca.leaf(&["localhost", "127.0.0.1"], ExtendedKeyUsagePurpose::ServerAuth);
     let (_, _, client_der, client_key) = ca.leaf(&["keda-operator.keda.svc"], ExtendedKeyUsagePurpose::ClientAuth);
-    let (_, _, stranger_der, stranger_key) = other.leaf(&["keda-operator.keda.svc"], ExtendedKeyUsagePurpose::ClientAuth);
+    let (_, _, stranger_der, stranger_key) =
+        other.leaf(&["keda-operator.keda.svc"], ExtendedKeyUsagePurpose::ClientAuth);
     let tls_dir = dir.join("tls");
     std::fs::create_dir_all(&tls_dir).unwrap();
     std::fs::write(tls_dir.join("tls.crt"), &server_pem).unwrap();
@@ -176,7 +184,9 @@ async fn keda_over_tls_with_client_certificates_blocked_at_zero_inactive_and_aud
     assert!(refused.is_err(), "a certificate of another CA: {refused:?}");
     let plain = ExternalScalerClient::connect(format!("http://{}", scaler.keda)).await;
     let plain = match plain {
-        Ok(mut plain) => tokio::time::timeout(Duration::from_secs(20), plain.get_metric_spec(transcode())).await.unwrap().is_err(),
+        Ok(mut plain) => {
+            tokio::time::timeout(Duration::from_secs(20), plain.get_metric_spec(transcode())).await.unwrap().is_err()
+        }
         Err(_) => true,
     };
     assert!(plain, "plaintext gRPC is not served on the TLS listener");
@@ -204,7 +214,10 @@ async fn keda_over_tls_with_client_certificates_blocked_at_zero_inactive_and_aud
     let is_active: Vec<&Value> =
         lines.iter().filter(|line| line["source"] == "keda" && line["detail"]["call"] == "IsActive").collect();
     assert_eq!(is_active.len(), 3, "{is_active:#?}");
-    assert_eq!((is_active[0]["action"].as_str(), is_active[0]["detail"]["answer"]["active"].as_bool()), (Some("scale_up"), Some(true)));
+    assert_eq!(
+        (is_active[0]["action"].as_str(), is_active[0]["detail"]["answer"]["active"].as_bool()),
+        (Some("scale_up"), Some(true))
+    );
     assert_eq!((is_active[1]["action"].as_str(), is_active[1]["current"].as_u64()), (Some("blocked"), Some(0)));
     assert!(is_active[1]["reasons"].as_array().unwrap().contains(&json!("signal_missing")));
     assert_eq!(is_active[1]["detail"]["answer"]["active"], false);

@@ -149,7 +149,10 @@ fn report(what: &str, held: &[Duration]) {
 async fn slow_and_idle_clients_are_closed_while_others_are_served_on_http_and_grpc() {
     let served = serve(&["--max-connections", "64"], true);
     let keda = served.keda.unwrap();
-    let slow_http = [slow(served.http, b"GET /health HTTP/1.1\r\nhost: x\r\nx-slow: aaaaaaaaaaaaaaaaaaaaaaaa"), slow(served.http, b"POST /v1/evaluate HTTP/1.1\r\n")];
+    let slow_http = [
+        slow(served.http, b"GET /health HTTP/1.1\r\nhost: x\r\nx-slow: aaaaaaaaaaaaaaaaaaaaaaaa"),
+        slow(served.http, b"POST /v1/evaluate HTTP/1.1\r\n"),
+    ];
     let idle_http = [idle(served.http), idle(served.http)];
     // gRPC: a preface trickled, and a connection that never sends one.
     let slow_grpc = slow(keda, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
@@ -163,7 +166,8 @@ async fn slow_and_idle_clients_are_closed_while_others_are_served_on_http_and_gr
         assert_eq!(spec.metric_specs.len(), 1);
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let held_http: Vec<Duration> = slow_http.into_iter().chain(idle_http).map(|client| client.join().unwrap()).collect();
+    let held_http: Vec<Duration> =
+        slow_http.into_iter().chain(idle_http).map(|client| client.join().unwrap()).collect();
     let held_grpc: Vec<Duration> = [slow_grpc, idle_grpc].into_iter().map(|client| client.join().unwrap()).collect();
     stop.store(true, Ordering::SeqCst);
     let answered = health.join().unwrap();
@@ -175,7 +179,11 @@ async fn slow_and_idle_clients_are_closed_while_others_are_served_on_http_and_gr
 
     // A body trickled past the request deadline: 408, and the connection closes.
     let mut stream = TcpStream::connect(served.http).unwrap();
-    stream.write_all(b"POST /v1/evaluate HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n").unwrap();
+    stream
+        .write_all(
+            b"POST /v1/evaluate HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n",
+        )
+        .unwrap();
     let writer = stream.try_clone().unwrap();
     let trickle = std::thread::spawn(move || {
         let mut writer = writer;
@@ -233,7 +241,8 @@ async fn https_closes_a_client_that_never_starts_its_handshake_or_trickles_its_h
     let connect = |config: Arc<rustls::ClientConfig>| {
         let tcp = TcpStream::connect(served.http).unwrap();
         let connection =
-            rustls::ClientConnection::new(config, rustls::pki_types::ServerName::try_from("localhost").unwrap()).unwrap();
+            rustls::ClientConnection::new(config, rustls::pki_types::ServerName::try_from("localhost").unwrap())
+                .unwrap();
         rustls::StreamOwned::new(connection, tcp)
     };
     let mut trickling = connect(Arc::clone(&config));

@@ -218,8 +218,16 @@ impl AuditRecord {
     /// What a KEDA line is compared on to be summarized: everything but the time, the decision's
     /// identity (which changes with the clock) and the caller's address.
     fn summary_key(&self) -> String {
-        serde_json::json!([self.action, self.current, self.desired, self.reasons, self.component_digest, self.error, self.detail])
-            .to_string()
+        serde_json::json!([
+            self.action,
+            self.current,
+            self.desired,
+            self.reasons,
+            self.component_digest,
+            self.error,
+            self.detail
+        ])
+        .to_string()
     }
 }
 
@@ -278,28 +286,26 @@ impl AuditLog {
         let failed = std::sync::Arc::new(AtomicU64::new(0));
         let failures = std::sync::Arc::clone(&failed);
         // Without the thread (the system refused one) every record counts as failed.
-        let _ = std::thread::Builder::new()
-            .name("scale-units-audit".to_owned())
-            .spawn(move || {
-                let mut writer = std::io::BufWriter::with_capacity(64 << 10, writer);
-                while let Some(item) = receiver.blocking_recv() {
-                    match item {
-                        Item::Line(line) => {
-                            if writer.write_all(line.as_bytes()).is_err() {
-                                failures.fetch_add(1, Ordering::Relaxed);
-                            }
-                            if receiver.is_empty() {
-                                let _ = writer.flush();
-                            }
+        let _ = std::thread::Builder::new().name("scale-units-audit".to_owned()).spawn(move || {
+            let mut writer = std::io::BufWriter::with_capacity(64 << 10, writer);
+            while let Some(item) = receiver.blocking_recv() {
+                match item {
+                    Item::Line(line) => {
+                        if writer.write_all(line.as_bytes()).is_err() {
+                            failures.fetch_add(1, Ordering::Relaxed);
                         }
-                        Item::Flush(done) => {
+                        if receiver.is_empty() {
                             let _ = writer.flush();
-                            let _ = done.send(());
                         }
                     }
+                    Item::Flush(done) => {
+                        let _ = writer.flush();
+                        let _ = done.send(());
+                    }
                 }
-                let _ = writer.flush();
-            });
+            }
+            let _ = writer.flush();
+        });
         Self {
             sender,
             keda: Mutex::new(HashMap::new()),

@@ -265,9 +265,7 @@ async fn read_unit<S: DecisionSource>(
 ) -> (Result<UnitReading, SourceError>, Option<(DecisionFacts, String)>) {
     match unit_of(reference) {
         Ok((namespace, name)) => source.audited_reading(&namespace, &name).await,
-        Err(status) => {
-            (Err(SourceError { code: "invalid_argument".into(), message: status.message().into() }), None)
-        }
+        Err(status) => (Err(SourceError { code: "invalid_argument".into(), message: status.message().into() }), None),
     }
 }
 
@@ -304,7 +302,8 @@ async fn audit_answer(
     if let Err(error) = reading {
         record.error = Some(ErrorFacts { code: error.code.clone(), message: error.message.clone() });
     } else if let Ok(UnitReading::NoContract) = reading {
-        record.error = Some(ErrorFacts { code: "unknown_unit".to_owned(), message: "no contract is registered".to_owned() });
+        record.error =
+            Some(ErrorFacts { code: "unknown_unit".to_owned(), message: "no contract is registered".to_owned() });
     }
     record.detail = serde_json::json!({"call": call, "answer": answer});
     audit.record_keda(record).await;
@@ -350,7 +349,8 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
                 let (reading, facts) = read_unit(&*source, &reference).await;
                 let active = is_active(&reading);
                 let answer = serde_json::json!({"active": active});
-                audit_answer(audit.as_deref(), "StreamIsActive", &reference, peer.as_ref(), &reading, facts, answer).await;
+                audit_answer(audit.as_deref(), "StreamIsActive", &reference, peer.as_ref(), &reading, facts, answer)
+                    .await;
                 if last != Some(active) {
                     if sender.send(Ok(IsActiveResponse { result: active })).await.is_err() {
                         return;
@@ -390,8 +390,8 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
         };
         audit_answer(self.config.audit.as_deref(), "GetMetrics", &reference, peer.as_ref(), &reading, facts, answer)
             .await;
-        let reading =
-            reading.map_err(|error| Status::unavailable(format!("no decision for unit {namespace}/{name}: {error}")))?;
+        let reading = reading
+            .map_err(|error| Status::unavailable(format!("no decision for unit {namespace}/{name}: {error}")))?;
         let replicas = metric_value(&reading)?;
         let value = i64::try_from(replicas).map_err(|_| Status::out_of_range("replica count past i64"))?;
         let metric_name = if request.metric_name.is_empty() { METRIC_NAME.to_owned() } else { request.metric_name };

@@ -291,12 +291,9 @@ async fn accept(
                     _ => return,
                 },
             };
-            let preface = (protocol == Protocol::Grpc).then(|| Preface {
-                remaining: H2_PREFACE_LEN,
-                deadline: Box::pin(tokio::time::sleep_until(deadline)),
-            });
-            let connection =
-                Connection { transport, peer: Peer { address, client_certificate }, preface, _slot: slot };
+            let preface = (protocol == Protocol::Grpc)
+                .then(|| Preface { remaining: H2_PREFACE_LEN, deadline: Box::pin(tokio::time::sleep_until(deadline)) });
+            let connection = Connection { transport, peer: Peer { address, client_certificate }, preface, _slot: slot };
             let _ = sender.send(connection).await;
         });
     }
@@ -364,7 +361,9 @@ async fn deadline(State(limit): State<Duration>, request: Request, next: Next) -
             response
                 .headers_mut()
                 .insert(axum::http::header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/json"));
-            response.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+            response
+                .headers_mut()
+                .insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
             response
         }
     }

@@ -337,8 +337,10 @@ fn audit_record(request: &str, outcome: &Outcome, caller: &crate::audit::Caller)
             record.component_digest = Some(served.evaluated.provenance.component_digest.clone());
         }
         Ok(Err(error)) => {
-            record.error =
-                Some(crate::audit::ErrorFacts { code: error.code().as_str().to_owned(), message: error.message().to_owned() });
+            record.error = Some(crate::audit::ErrorFacts {
+                code: error.code().as_str().to_owned(),
+                message: error.message().to_owned(),
+            });
         }
         Err(error) => {
             record.error = Some(crate::audit::ErrorFacts { code: error.code().to_owned(), message: error.to_string() });

@@ -116,7 +116,8 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
                 let change = facts
                     .change
                     .map_or_else(|| "the change".to_owned(), |(old, new)| format!("{old} -> {new} replicas"));
-                let against = decision_id.as_deref().map_or_else(|| "a denial".to_owned(), |id| format!("decision {id}"));
+                let against =
+                    decision_id.as_deref().map_or_else(|| "a denial".to_owned(), |id| format!("decision {id}"));
                 let mut warnings = vec![breakglass::warning(&granted, &change, &against)];
                 warnings.push(format!("scale-units: overridden denial: {message}"));
                 outcome = Outcome::Allow { warnings, decision_id: decision_id.clone() };

@@ -237,7 +237,9 @@ fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
             serde_json::from_value(document.clone()).unwrap_or_else(|error| panic!("{file}: {error}"));
         assert_eq!(scaled.api_version, "keda.sh/v1alpha1", "{file}");
     }
-    for (file, document) in manifests["Certificate"].iter().chain(&manifests["Issuer"]).chain(&manifests["ClusterIssuer"]) {
+    for (file, document) in
+        manifests["Certificate"].iter().chain(&manifests["Issuer"]).chain(&manifests["ClusterIssuer"])
+    {
         assert_eq!(document["apiVersion"], "cert-manager.io/v1", "{file}");
     }
 }
@@ -519,8 +521,11 @@ fn the_pod_passes_the_restricted_pod_security_standard() {
     assert_ne!(pod.host_ipc, Some(true));
     assert!(container.ports.as_ref().unwrap().iter().all(|port| port.host_port.is_none()));
     for volume in pod.volumes.as_ref().unwrap() {
-        let allowed = volume.config_map.is_some() || volume.secret.is_some() || volume.empty_dir.is_some()
-            || volume.projected.is_some() || volume.downward_api.is_some();
+        let allowed = volume.config_map.is_some()
+            || volume.secret.is_some()
+            || volume.empty_dir.is_some()
+            || volume.projected.is_some()
+            || volume.downward_api.is_some();
         assert!(allowed && volume.host_path.is_none(), "{}: a volume type restricted allows", volume.name);
     }
     // Resources: requests for CPU and memory, a memory limit.
@@ -608,11 +613,16 @@ fn keda_reaches_the_scaler_over_mutual_tls() {
     assert_eq!(server.spec.issuer_ref, client.spec.issuer_ref, "one CA signs both");
     assert_eq!(client.spec.usages, ["client auth"]);
     assert_eq!(server.spec.usages, ["server auth"]);
-    assert_eq!(client.metadata.namespace.as_deref(), Some("keda"), "a ClusterTriggerAuthentication reads KEDA's namespace");
+    assert_eq!(
+        client.metadata.namespace.as_deref(),
+        Some("keda"),
+        "a ClusterTriggerAuthentication reads KEDA's namespace"
+    );
     // The issuer is the CA ClusterIssuer, backed by a CA certificate.
     let issuer_name = server.spec.issuer_ref["name"].as_str().unwrap();
     assert_eq!(server.spec.issuer_ref["kind"], "ClusterIssuer");
-    let issuer = manifests["ClusterIssuer"].iter().find(|(_, issuer)| issuer["metadata"]["name"] == issuer_name).unwrap();
+    let issuer =
+        manifests["ClusterIssuer"].iter().find(|(_, issuer)| issuer["metadata"]["name"] == issuer_name).unwrap();
     let ca_secret = issuer.1["spec"]["ca"]["secretName"].as_str().unwrap();
     let authority = manifests["Certificate"]
         .iter()
@@ -640,7 +650,11 @@ fn keda_reaches_the_scaler_over_mutual_tls() {
     let secret = client.spec.secret_name.as_str();
     assert_eq!(
         targets,
-        BTreeMap::from([("caCert", (secret, "ca.crt")), ("tlsClientCert", (secret, "tls.crt")), ("tlsClientKey", (secret, "tls.key"))])
+        BTreeMap::from([
+            ("caCert", (secret, "ca.crt")),
+            ("tlsClientCert", (secret, "tls.crt")),
+            ("tlsClientKey", (secret, "tls.key"))
+        ])
     );
     for (file, document) in &manifests["ScaledObject"] {
         let scaled: ScaledObject = serde_json::from_value(document.clone()).unwrap();
@@ -656,12 +670,8 @@ fn the_kustomization_lists_every_manifest_but_the_scaled_objects_and_names_the_b
         serde_saphyr::from_str(&std::fs::read_to_string(deploy_dir().join("kustomization.yaml")).unwrap()).unwrap();
     assert_eq!(kustomization["apiVersion"], "kustomize.config.k8s.io/v1beta1");
     assert!(kustomization.get("namespace").is_none(), "a namespace transformer would move every resource");
-    let mut listed: Vec<String> = kustomization["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|file| file.as_str().unwrap().to_owned())
-        .collect();
+    let mut listed: Vec<String> =
+        kustomization["resources"].as_array().unwrap().iter().map(|file| file.as_str().unwrap().to_owned()).collect();
     listed.sort();
     let mut files: Vec<String> = std::fs::read_dir(deploy_dir())
         .unwrap()

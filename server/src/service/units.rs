@@ -113,7 +113,8 @@ async fn decision(
         record.caller = crate::audit::Caller::peer(peer.as_ref().map(|peer| &peer.0));
         match &decided {
             Ok(decided) => {
-                record = record.decision(decided.decision_json.as_deref().and_then(crate::audit::DecisionFacts::from_json));
+                record =
+                    record.decision(decided.decision_json.as_deref().and_then(crate::audit::DecisionFacts::from_json));
                 record.component_digest =
                     decided.provenance.as_ref().map(|provenance| provenance.component_digest.clone());
             }

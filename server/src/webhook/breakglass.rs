@@ -63,7 +63,9 @@ pub(crate) fn check(
             return Check::Refused(format!("{EXPIRES_ANNOTATION} {text:?} is not an RFC 3339 time"));
         };
         if until <= now {
-            return Check::Refused(format!("the override expired at {text} ({EXPIRES_ANNOTATION}); renew or remove it"));
+            return Check::Refused(format!(
+                "the override expired at {text} ({EXPIRES_ANNOTATION}); renew or remove it"
+            ));
         }
         let window = jiff::SignedDuration::try_from(MAX_WINDOW).unwrap_or(jiff::SignedDuration::ZERO);
         if until.duration_since(now) > window {
