@@ -63,7 +63,9 @@ test-server: component redis-setup
 	$(CARGO) test --locked -p scale-units-server
 
 ## The `scale-units` command: every subcommand, every example and vector, bad input, and the real
-## binary serving (drain on SIGTERM, KEDA beside HTTP, a full disk).
+## binary serving (drain on SIGTERM, KEDA beside HTTP and over mutual TLS, a full disk, the
+## webhook's break glass and recovery, the audit log, the listeners' limits). The image's own test
+## is `make test-image` (it needs the release musl build and root).
 test-cli: component
 	$(CARGO) test --locked -p scale-units-cli
 

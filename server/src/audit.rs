@@ -348,7 +348,11 @@ impl AuditLog {
     /// within [`Self::summary_interval`]; the next line written for them says how many were left out.
     pub async fn record_keda(&self, mut record: AuditRecord) {
         // One memory per unit and call: KEDA alternates IsActive and GetMetrics on every poll.
-        let unit = format!("{} {}", record.unit.as_deref().unwrap_or_default(), record.detail["call"]);
+        let unit = format!(
+            "{} {}",
+            record.unit.as_deref().unwrap_or_default(),
+            record.detail.get("call").unwrap_or(&Value::Null)
+        );
         let key = record.summary_key();
         {
             let mut previous = self.keda.lock().unwrap_or_else(PoisonError::into_inner);
