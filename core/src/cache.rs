@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, DefaultHasher};
 
+use crate::diagnose::First;
 use crate::error::EvaluationError;
 use crate::json::Path;
 use crate::model::{ContractIdentity, Decision, EvaluationRequest, ScaleUnitContract};
@@ -70,7 +71,7 @@ impl ContractCache {
     /// # Errors
     /// Exactly the errors of [`crate::evaluate`].
     pub fn evaluate(&mut self, request: &EvaluationRequest) -> Result<Decision, EvaluationError> {
-        Ok(evaluate::decide(&validate::request_with(request, Some(self))?))
+        Ok(evaluate::decide(&validate::request_with(request, Some(self))?, &mut crate::derive::Silent))
     }
 
     /// [`crate::evaluate_json`], with the contract's validation and identity taken from the cache.
@@ -78,7 +79,7 @@ impl ContractCache {
     /// # Errors
     /// Exactly the errors of [`crate::evaluate_json`].
     pub fn evaluate_json(&mut self, request: &str) -> Result<String, EvaluationError> {
-        let request = parse::request(&json::parse(request)?)?;
+        let request = parse::request(&json::parse(request, "request")?, &mut First)?;
         Ok(decision_to_json(&self.evaluate(&request)?))
     }
 

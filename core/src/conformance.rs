@@ -18,6 +18,28 @@ pub struct Vector {
     pub request_text: String,
     /// What must come out.
     pub expect: Expectation,
+    /// The expected derivation of the decision (`expect.derivation`, the `derivation/` group),
+    /// when the vector gives one; checked by [`Vector::check_derivation`].
+    pub derivation: Option<Value>,
+    /// The expected diagnosis (extension `expect.diagnosis`), for an error vector that lists
+    /// every fault; `None` when the vector does not give one.
+    pub diagnosis: Option<Vec<ExpectedFault>>,
+}
+
+/// One expected fault of a diagnosis: compared by code and path exactly, and by fragments of
+/// its hint (and message, when given).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedFault {
+    /// The expected code.
+    pub code: String,
+    /// The expected JSON path.
+    pub path: String,
+    /// Text the hint must contain.
+    pub hint_contains: String,
+    /// Text the message must contain.
+    #[serde(default)]
+    pub message_contains: Option<String>,
 }
 
 /// The expected outcome of a vector.
@@ -55,6 +77,9 @@ struct RawExpect {
     contract_digest: Option<String>,
     #[serde(default)]
     error: Option<RawError>,
+    #[serde(default)]
+    derivation: Option<Value>,
+    diagnosis: Option<Vec<ExpectedFault>>,
 }
 
 #[derive(Deserialize)]
@@ -84,9 +109,71 @@ impl Vector {
             (None, Some(error)) => Expectation::Error { code: error.code, message_contains: error.message_contains },
             _ => return Err("`expect` needs exactly one of `decision` and `error`".to_owned()),
         };
+        let derivation = raw.expect.derivation;
+        if derivation.is_some() && !matches!(expect, Expectation::Decision(_)) {
+            return Err("`expect.derivation` needs `expect.decision`".to_owned());
+        }
+        if let Some(faults) = &raw.expect.diagnosis {
+            let first = faults.first().map(|f| f.code.as_str());
+            match &expect {
+                Expectation::Error { code, .. } if first == Some(code.as_str()) => {}
+                Expectation::Error { .. } => {
+                    return Err("`expect.diagnosis` must start with the fault of `expect.error`".to_owned());
+                }
+                Expectation::Decision(_) => return Err("`expect.diagnosis` goes with `expect.error`".to_owned()),
+            }
+        }
         // `contract_digest` is checked by runners that can validate contracts; see `contract_digest`.
         let _ = raw.expect.contract_digest;
-        Ok(Self { id: raw.id, description: raw.description, request_text, expect })
+        Ok(Self {
+            id: raw.id,
+            description: raw.description,
+            request_text,
+            expect,
+            derivation,
+            diagnosis: raw.expect.diagnosis,
+        })
+    }
+
+    /// Checks a diagnosis of the request (the JSON of `diagnose-request-json`:
+    /// `{"faults": [{"code", "message", "path", "hint"}, …]}`) against `expect.diagnosis`: the
+    /// same number of faults, and each in order with the expected code and path and a hint (and
+    /// message) containing the expected fragments. A vector without `expect.diagnosis` passes.
+    ///
+    /// # Errors
+    /// A message naming the first difference.
+    pub fn check_diagnosis(&self, diagnosis_json: &str) -> Result<(), String> {
+        let Some(expected) = &self.diagnosis else { return Ok(()) };
+        let actual: Value = serde_json::from_str(diagnosis_json).map_err(|e| format!("diagnosis is not JSON: {e}"))?;
+        let faults = actual.get("faults").and_then(Value::as_array).ok_or("diagnosis has no `faults` array")?;
+        let text = |fault: &Value, key: &str| fault.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        for (i, (want, got)) in expected.iter().zip(faults).enumerate() {
+            let (code, path, message, hint) =
+                (text(got, "code"), text(got, "path"), text(got, "message"), text(got, "hint"));
+            let at = format!("diagnosis[{i}]");
+            if code != want.code || path != want.path {
+                return Err(format!(
+                    "{at}: expected {} at {:?}, got {code} at {path:?}: {message}",
+                    want.code, want.path
+                ));
+            }
+            if !hint.contains(&want.hint_contains) {
+                return Err(format!(
+                    "{at} ({code} at {path:?}): hint {hint:?} does not contain {:?}",
+                    want.hint_contains
+                ));
+            }
+            if let Some(fragment) = &want.message_contains
+                && !message.contains(fragment)
+            {
+                return Err(format!("{at} ({code} at {path:?}): message {message:?} does not contain {fragment:?}"));
+            }
+        }
+        if faults.len() != expected.len() {
+            let extra = faults.get(expected.len()).map(|f| format!(", first extra: {f}")).unwrap_or_default();
+            return Err(format!("diagnosis: expected {} faults, got {}{extra}", expected.len(), faults.len()));
+        }
+        Ok(())
     }
 
     /// The request's `contract` as JSON text, for checking `contract_digest`; `None` when the
@@ -100,6 +187,27 @@ impl Vector {
     pub fn contract_digest(text: &str) -> Option<String> {
         let value: Value = serde_json::from_str(text).ok()?;
         value.get("expect")?.get("contract_digest")?.as_str().map(str::to_owned)
+    }
+
+    /// Checks what a derivation entry point returned ([`crate::derive_json`], or a face's
+    /// equivalent) against `expect.derivation`: the derivation JSON text, or an error's code and
+    /// message. Compared field by field, every field (null ones included).
+    ///
+    /// # Errors
+    /// A message naming the first difference (the field path), the error that came back, or
+    /// that the vector has no `expect.derivation` (call it only when [`Vector::derivation`] is
+    /// `Some`).
+    pub fn check_derivation(&self, outcome: Result<&str, (&str, &str)>) -> Result<(), String> {
+        let Some(expected) = &self.derivation else {
+            return Err(format!("{} has no expect.derivation", self.id));
+        };
+        match outcome {
+            Ok(text) => {
+                let actual: Value = serde_json::from_str(text).map_err(|e| format!("derivation is not JSON: {e}"))?;
+                first_difference(expected, &actual, "derivation").map_or(Ok(()), Err)
+            }
+            Err((code, message)) => Err(format!("expected a derivation, got error {code}: {message}")),
+        }
     }
 
     /// Checks what an evaluator returned: the decision JSON text, or an error's code and message.

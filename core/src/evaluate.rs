@@ -1,6 +1,10 @@
 //! The algorithm of SPEC §7: evidence (phase A), target tracking (B) and gates (C).
 
 use crate::canonical::{Canon, content_digest};
+use crate::derive::{
+    Bound, Check, CooldownField, DemandCheck, DemandStatus, EngineCheck, EvidenceDetail, Gate, Mismatch, QuotaCheck,
+    Recorder, StepCap, StepField, Target,
+};
 use crate::identity::{self, DecisionFields};
 use crate::model::{Decision, Evidence};
 use crate::time;
@@ -70,26 +74,41 @@ fn single(reason: Reason) -> Reasons {
     reasons
 }
 
-/// Evaluates a checked request. Total: every branch yields a decision.
-pub(crate) fn decide(checked: &Checked<'_>) -> Decision {
+/// Evaluates a checked request, writing its steps to `recorder` (SPEC §7 is implemented here
+/// once; [`crate::derive()`] records, [`crate::evaluate`] passes [`crate::derive::Silent`]).
+/// Total: every branch yields a decision.
+pub(crate) fn decide<R: Recorder>(checked: &Checked<'_>, recorder: &mut R) -> Decision {
     let request = checked.request;
     let now = checked.now;
     // INVARIANT: validation bounded current_replicas to 0..=10000.
     let current = request.current_replicas.unsigned_abs();
     let mut evidence = Vec::new();
     let mut reasons = Reasons::default();
-    let exhausted = gather_evidence(checked, &mut evidence, &mut reasons);
+    let exhausted = gather_evidence(checked, &mut evidence, &mut reasons, recorder);
 
     let outcome = if reasons.is_empty() {
-        track_and_gate(checked, current, &exhausted)
+        track_and_gate(checked, current, &exhausted, recorder)
     } else {
         Outcome::blocked(current, reasons, false)
     };
     finish(checked, current, outcome, evidence, now)
 }
 
+/// Records the phase-A details of the evidence entry just pushed.
+#[inline(always)]
+fn detail<R: Recorder>(recorder: &mut R, window: Option<Window>, mismatch: impl FnOnce() -> Option<Mismatch>) {
+    if let Some(steps) = recorder.steps() {
+        steps.evidence.push(EvidenceDetail { window: window.map(Window::bounds), mismatch: mismatch() });
+    }
+}
+
 /// Phase A: one evidence entry per piece the contract names; any reason blocks.
-fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons: &mut Reasons) -> Exhausted {
+fn gather_evidence<R: Recorder>(
+    checked: &Checked<'_>,
+    evidence: &mut Vec<Evidence>,
+    reasons: &mut Reasons,
+    recorder: &mut R,
+) -> Exhausted {
     let request = checked.request;
     let contract = &request.contract;
     let now = checked.now;
@@ -105,6 +124,7 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
                 ("kind", "signal"),
                 Reason::SignalMissing,
             ));
+            detail(recorder, None, || None);
         }
         Some(signal) => {
             let (status, code) = if signal.signal != contract.policy.target_signal {
@@ -117,6 +137,12 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
                 (EvidenceStatus::Accepted, signal.signal.as_str())
             };
             evidence.push(observed(EvidenceKind::Signal, &signal.source_ref, &signal.source_digest, status, code));
+            detail(recorder, checked.signal, || {
+                (status == EvidenceStatus::Blocked).then(|| Mismatch {
+                    expected: contract.policy.target_signal.as_str().to_owned(),
+                    found: signal.signal.as_str().to_owned(),
+                })
+            });
         }
     }
 
@@ -133,6 +159,7 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
                     ("axis", axis.as_str()),
                     Reason::CapacityMissing,
                 ));
+                detail(recorder, None, || None);
             }
             Some((o, window)) => {
                 let (status, code) = if window.is_fresh(now) {
@@ -142,6 +169,7 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
                     (EvidenceStatus::Stale, Reason::CapacityStale.as_str())
                 };
                 evidence.push(observed(EvidenceKind::Capacity, &o.source_ref, &o.source_digest, status, code));
+                detail(recorder, Some(*window), || None);
             }
         }
     }
@@ -168,6 +196,7 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
                     ("quota_ref", &binding.quota_ref),
                     reason,
                 ));
+                detail(recorder, None, || None);
             }
             Some((o, window)) => {
                 let (status, code) = if o.scope != binding.scope {
@@ -188,6 +217,12 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
                     (EvidenceStatus::Accepted, binding.scope.as_str())
                 };
                 evidence.push(observed(EvidenceKind::Quota, &o.source_ref, &o.source_digest, status, code));
+                detail(recorder, Some(*window), || {
+                    (status == EvidenceStatus::Blocked).then(|| Mismatch {
+                        expected: binding.scope.as_str().to_owned(),
+                        found: o.scope.as_str().to_owned(),
+                    })
+                });
             }
         }
     }
@@ -210,6 +245,13 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
         (Some(_), ContinuityMode::Stateless) => {
             if !fresh(checked.continuity) {
                 reasons.push(Reason::ContinuityStale);
+                if let Some(steps) = recorder.steps() {
+                    let (observed_at, expires_at) = checked.continuity.map(Window::bounds).unwrap_or_default();
+                    steps.checks.push(Check::ContinuityStale {
+                        observed_at: time::format_utc(observed_at),
+                        expires_at: time::format_utc(expires_at),
+                    });
+                }
             }
         }
         (None, ContinuityMode::Stateless) => {}
@@ -221,6 +263,7 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
                 ("kind", "continuity"),
                 Reason::ContinuityMissing,
             ));
+            detail(recorder, None, || None);
         }
         (Some(o), _) => {
             let (status, code) = if !fresh(checked.continuity) {
@@ -233,6 +276,7 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
                 (EvidenceStatus::Accepted, mode.as_str())
             };
             evidence.push(observed(EvidenceKind::Continuity, &o.source_ref, &o.source_digest, status, code));
+            detail(recorder, checked.continuity, || None);
         }
     }
 
@@ -247,6 +291,7 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
                     ("kind", "safety"),
                     Reason::OverloadSheddingActive,
                 ));
+                detail(recorder, None, || None);
             }
             Some(o) if !fresh(checked.safety) => {
                 reasons.push(Reason::OverloadSheddingActive);
@@ -257,6 +302,7 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
                     EvidenceStatus::Stale,
                     "safety_stale",
                 ));
+                detail(recorder, checked.safety, || None);
             }
             Some(o) => {
                 evidence.push(observed(
@@ -266,19 +312,32 @@ fn gather_evidence(checked: &Checked<'_>, evidence: &mut Vec<Evidence>, reasons:
                     EvidenceStatus::Accepted,
                     "safety",
                 ));
+                detail(recorder, checked.safety, || None);
                 if o.overloaded {
                     reasons.push(Reason::OverloadSheddingActive);
+                    if let Some(steps) = recorder.steps() {
+                        steps.checks.push(Check::Overloaded { reason_ref: o.reason_ref.clone() });
+                    }
                 }
                 if o.noisy_neighbor {
                     reasons.push(Reason::NoisyNeighbor);
+                    if let Some(steps) = recorder.steps() {
+                        steps.checks.push(Check::NoisyNeighbor { reason_ref: o.reason_ref.clone() });
+                    }
                 }
             }
         }
     }
 
     // A6 clock.
-    if checked.last_action_at.is_some_and(|last| last > now) {
+    if let Some(last) = checked.last_action_at.filter(|&last| last > now) {
         reasons.push(Reason::Cooldown);
+        if let Some(steps) = recorder.steps() {
+            steps.checks.push(Check::LastActionInFuture {
+                last_action_at: time::format_utc(last),
+                ahead_us: micros(i128::from(last) - i128::from(now)),
+            });
+        }
     }
     exhausted
 }
@@ -290,7 +349,12 @@ fn set(flags: &mut [bool; 5], which: usize) {
 }
 
 /// Phases B and C, on evidence that phase A accepted.
-fn track_and_gate(checked: &Checked<'_>, current: u64, exhausted: &Exhausted) -> Outcome {
+fn track_and_gate<R: Recorder>(
+    checked: &Checked<'_>,
+    current: u64,
+    exhausted: &Exhausted,
+    recorder: &mut R,
+) -> Outcome {
     let request = checked.request;
     let contract = &request.contract;
     let policy = &contract.policy;
@@ -298,59 +362,123 @@ fn track_and_gate(checked: &Checked<'_>, current: u64, exhausted: &Exhausted) ->
     let value = request.signal.as_ref().map_or(0, |s| s.value.unsigned_abs());
 
     // B. Target tracking, in exact integer arithmetic (target >= 1 by validation).
-    let mut desired = value.div_ceil(policy.target.max(1));
+    let ceil = value.div_ceil(policy.target.max(1));
+    let mut desired = ceil;
     let floor = if policy.allow_scale_to_zero { policy.min_replicas } else { policy.min_replicas.max(1) };
     if value == 0 && policy.allow_scale_to_zero {
         desired = 0;
     }
     let raw = floor.max(policy.max_replicas.min(desired));
-    let action = match raw.cmp(&current) {
+    let (action, step) = match raw.cmp(&current) {
         std::cmp::Ordering::Greater => {
-            desired = current.saturating_add(policy.scale_up_step).min(raw);
-            ActionKind::ScaleUp
+            let limit = current.saturating_add(policy.scale_up_step);
+            desired = limit.min(raw);
+            (ActionKind::ScaleUp, Some((StepField::ScaleUpStep, policy.scale_up_step, limit)))
         }
         std::cmp::Ordering::Less => {
-            desired = current.saturating_sub(policy.scale_down_step).max(raw);
-            ActionKind::ScaleDown
+            let limit = current.saturating_sub(policy.scale_down_step);
+            desired = limit.max(raw);
+            (ActionKind::ScaleDown, Some((StepField::ScaleDownStep, policy.scale_down_step, limit)))
         }
-        std::cmp::Ordering::Equal => return Outcome::hold(current, Reason::AtTarget),
+        std::cmp::Ordering::Equal => {
+            desired = current;
+            (ActionKind::Hold, None)
+        }
     };
+    if let Some(steps) = recorder.steps() {
+        steps.target = Some(Target {
+            signal: policy.target_signal,
+            value,
+            target: policy.target,
+            ceil,
+            min_replicas: policy.min_replicas,
+            floor,
+            max_replicas: policy.max_replicas,
+            clamp: match raw.cmp(&ceil) {
+                std::cmp::Ordering::Less => Some(Bound::MaxReplicas),
+                std::cmp::Ordering::Greater => Some(Bound::Floor),
+                std::cmp::Ordering::Equal => None,
+            },
+            raw,
+            action,
+            step: step.map(|(name, size, limit)| StepCap { name, size, limit, capped: desired != raw }),
+            desired,
+        });
+    }
+    if action == ActionKind::Hold {
+        return Outcome::hold(current, Reason::AtTarget);
+    }
 
     // C1 scale from zero.
-    if action == ActionKind::ScaleUp && current == 0 && !policy.allow_scale_from_zero {
-        return Outcome::blocked(current, single(Reason::ScaleFromZeroDisabled), false);
+    if action == ActionKind::ScaleUp && current == 0 {
+        let fired = !policy.allow_scale_from_zero;
+        if let Some(steps) = recorder.steps() {
+            steps.gates.push(Gate::ScaleFromZero { allow_scale_from_zero: policy.allow_scale_from_zero, fired });
+        }
+        if fired {
+            return Outcome::blocked(current, single(Reason::ScaleFromZeroDisabled), false);
+        }
     }
 
     // C2 scale-down floor and active sessions.
     if action == ActionKind::ScaleDown {
         if desired == 0 && !policy.allow_scale_to_zero {
             desired = policy.min_replicas.max(1);
-            if desired == current {
+            let fired = desired == current;
+            if let Some(steps) = recorder.steps() {
+                steps.gates.push(Gate::ScaleToZero { min_replicas: policy.min_replicas, desired, fired });
+            }
+            if fired {
                 return Outcome::hold(current, Reason::ScaleToZeroDisabled);
             }
         }
+        let block = contract.continuity.block_scale_down_with_active;
         let active = request
             .continuity
             .as_ref()
             .is_some_and(|o| u128::from(o.active_sessions) + u128::from(o.active_streams) > 0);
-        if contract.continuity.block_scale_down_with_active && active {
+        let fired = block && active;
+        if let Some(steps) = recorder.steps() {
+            steps.gates.push(Gate::ActiveSessions {
+                block_scale_down_with_active: block,
+                active_sessions: request.continuity.as_ref().map(|o| o.active_sessions),
+                active_streams: request.continuity.as_ref().map(|o| o.active_streams),
+                fired,
+            });
+        }
+        if fired {
             return Outcome::blocked(current, single(Reason::ActiveSessionsBlockDrain), true);
         }
     }
 
     // C3 cooldown: exactly the cooldown elapsed passes.
     if let Some(last) = checked.last_action_at {
-        let cooldown =
-            if action == ActionKind::ScaleUp { policy.scale_up_cooldown_s } else { policy.scale_down_cooldown_s };
+        let (field, cooldown) = if action == ActionKind::ScaleUp {
+            (CooldownField::ScaleUpCooldownS, policy.scale_up_cooldown_s)
+        } else {
+            (CooldownField::ScaleDownCooldownS, policy.scale_down_cooldown_s)
+        };
         let elapsed = i128::from(checked.now) - i128::from(last);
-        if elapsed < i128::from(cooldown) * MICROS_PER_SECOND {
+        let needed = i128::from(cooldown) * MICROS_PER_SECOND;
+        let fired = elapsed < needed;
+        if let Some(steps) = recorder.steps() {
+            steps.gates.push(Gate::Cooldown {
+                cooldown: field,
+                cooldown_s: cooldown,
+                last_action_at: time::format_utc(last),
+                elapsed_us: micros(elapsed),
+                remaining_us: micros(needed - elapsed),
+                fired,
+            });
+        }
+        if fired {
             return Outcome::hold(current, Reason::Cooldown);
         }
     }
 
     // C4 growth feasibility.
     if action == ActionKind::ScaleUp {
-        let reasons = growth_reasons(checked, desired - current, exhausted);
+        let reasons = growth_reasons(checked, desired - current, exhausted, recorder);
         if !reasons.is_empty() {
             return Outcome::blocked(current, reasons, false);
         }
@@ -358,7 +486,18 @@ fn track_and_gate(checked: &Checked<'_>, current: u64, exhausted: &Exhausted) ->
 
     // C5 drain bound.
     let drain_required = action == ActionKind::ScaleDown && contract.continuity.drain_required;
-    if drain_required && policy.drain_seconds > contract.continuity.max_drain_seconds {
+    let fired = drain_required && policy.drain_seconds > contract.continuity.max_drain_seconds;
+    if action == ActionKind::ScaleDown
+        && let Some(steps) = recorder.steps()
+    {
+        steps.gates.push(Gate::DrainBound {
+            drain_required: contract.continuity.drain_required,
+            drain_seconds: policy.drain_seconds,
+            max_drain_seconds: contract.continuity.max_drain_seconds,
+            fired,
+        });
+    }
+    if fired {
         return Outcome::blocked(current, single(Reason::DrainRequired), true);
     }
 
@@ -366,34 +505,68 @@ fn track_and_gate(checked: &Checked<'_>, current: u64, exhausted: &Exhausted) ->
     Outcome { desired, action, reasons: single(Reason::TargetTracking), drain_required }
 }
 
+/// A non-negative count of microseconds (0 for a negative one).
+fn micros(value: i128) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
 /// C4: whether `additional` replicas fit capacity, quotas and engine authority.
-fn growth_reasons(checked: &Checked<'_>, additional: u64, exhausted: &Exhausted) -> Reasons {
+fn growth_reasons<R: Recorder>(
+    checked: &Checked<'_>,
+    additional: u64,
+    exhausted: &Exhausted,
+    recorder: &mut R,
+) -> Reasons {
     let request = checked.request;
     let contract = &request.contract;
     let now = checked.now;
+    let added = additional;
     let additional = u128::from(additional);
     let mut reasons = Reasons::default();
     let capacity = |axis| request.capacities.iter().zip(&checked.capacities).find(|(o, _)| o.axis == axis);
+    // INVARIANT: additional <= 10^4 and every amount <= 10^15, so a product plus an amount is
+    // below 2^64; `wide` saturates only out of that range.
+    let wide = |value: u128| u64::try_from(value).unwrap_or(u64::MAX);
+    let (mut demands, mut quotas, mut engine) = (Vec::new(), Vec::new(), Vec::new());
 
     // 1. Demands, in declaration order; the first that fails stops the loop. A demand axis
     //    outside `required_capacity_axes` skipped phase A, so its evidence is checked here (§10.1).
     for demand in &contract.replica_demands {
-        match capacity(demand.axis) {
+        let needed = additional * u128::from(demand.per_replica);
+        let (status, observation) = match capacity(demand.axis) {
             None => {
                 reasons.push(Reason::CapacityMissing);
-                break;
+                (DemandStatus::Missing, None)
             }
             Some((_, window)) if !window.is_fresh(now) => {
                 reasons.push(Reason::CapacityStale);
-                break;
+                (DemandStatus::Stale, None)
             }
             Some((o, _)) => {
                 let available = u128::from(o.allocatable.saturating_sub(o.reserved));
-                if additional * u128::from(demand.per_replica) > available {
+                if needed > available {
                     reasons.push(Reason::CapacityExhausted);
-                    break;
+                    (DemandStatus::Exhausted, Some(o))
+                } else {
+                    (DemandStatus::Fits, Some(o))
                 }
             }
+        };
+        if R::RECORDS {
+            let available = observation.map(|o| o.allocatable.saturating_sub(o.reserved));
+            demands.push(DemandCheck {
+                axis: demand.axis,
+                per_replica: demand.per_replica,
+                needed: wide(needed),
+                status,
+                allocatable: observation.map(|o| o.allocatable),
+                reserved: observation.map(|o| o.reserved),
+                available,
+                shortfall: available.map(|a| wide(needed.saturating_sub(u128::from(a)))),
+            });
+        }
+        if status != DemandStatus::Fits {
+            break;
         }
     }
     // 2, 3. Quotas already at their limit.
@@ -406,8 +579,8 @@ fn growth_reasons(checked: &Checked<'_>, additional: u64, exhausted: &Exhausted)
     // 4. Projected use of each binding; the limit is never multiplied by a replica count.
     for binding in &contract.quotas {
         let observation = request.quotas.iter().find(|o| o.quota_ref == binding.quota_ref);
-        let over = observation
-            .is_some_and(|o| u128::from(o.used) + additional * u128::from(binding.per_replica) > u128::from(o.limit));
+        let projected = observation.map(|o| u128::from(o.used) + additional * u128::from(binding.per_replica));
+        let over = observation.zip(projected).is_some_and(|(o, projected)| projected > u128::from(o.limit));
         if binding.scope == QuotaScope::ProviderGlobal {
             if binding.multiplicative {
                 reasons.push(Reason::ProviderQuotaNotMultiplicative);
@@ -418,13 +591,51 @@ fn growth_reasons(checked: &Checked<'_>, additional: u64, exhausted: &Exhausted)
         } else if over {
             reasons.push(Reason::CapacityExhausted);
         }
+        // A binding without an observation (unreachable: phase A blocks first) is not listed.
+        if R::RECORDS
+            && let Some((o, projected)) = observation.zip(projected)
+        {
+            quotas.push(QuotaCheck {
+                quota_ref: binding.quota_ref.clone(),
+                scope: binding.scope,
+                axis: binding.axis,
+                multiplicative: binding.multiplicative,
+                per_replica: binding.per_replica,
+                used: o.used,
+                limit: o.limit,
+                projected: wide(projected),
+                over,
+            });
+        }
     }
     // 5. Engine authority.
     for &axis in &contract.engine_authority_axes {
-        if capacity(axis).is_some_and(|(o, _)| o.allocatable <= o.reserved) {
+        let Some((o, _)) = capacity(axis) else { continue };
+        let saturated = o.allocatable <= o.reserved;
+        if R::RECORDS {
+            engine.push(EngineCheck {
+                axis,
+                allocatable: o.allocatable,
+                reserved: o.reserved,
+                available: o.allocatable.saturating_sub(o.reserved),
+                saturated,
+            });
+        }
+        if saturated {
             reasons.push(Reason::EngineAuthoritySaturated);
             break;
         }
+    }
+    if let Some(steps) = recorder.steps() {
+        steps.gates.push(Gate::Growth {
+            additional: added,
+            capacity: demands,
+            provider_quota_at_limit: exhausted.provider,
+            local_quota_at_limit: exhausted.local,
+            quotas,
+            engine_authority: engine,
+            fired: !reasons.is_empty(),
+        });
     }
     reasons
 }

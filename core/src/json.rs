@@ -7,17 +7,20 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
+use crate::diagnose::{Near, Notes, Sink, listed, nearest};
 use crate::error::{ErrorCode, EvaluationError};
+use crate::vocab::Word;
 
 /// A parsed JSON value. Numbers keep only what the wire format can use: an integer literal
-/// (as `i128`, wide enough for any `u64` or `i64`) or the fact that a float was given.
+/// (as `i128`, wide enough for any `u64` or `i64`), or a float (kept only to say what it was:
+/// serde_json also reads an integer literal past `u64` as a float).
 /// Strings borrow from the text unless they hold an escape.
 #[derive(Debug)]
 pub(crate) enum Json<'de> {
     Null,
     Bool(bool),
     Int(i128),
-    Float,
+    Float(f64),
     Str(Cow<'de, str>),
     Array(Vec<Json<'de>>),
     Object(Vec<(Cow<'de, str>, Json<'de>)>),
@@ -29,7 +32,7 @@ impl Json<'_> {
             Self::Null => "null",
             Self::Bool(_) => "a boolean",
             Self::Int(_) => "an integer",
-            Self::Float => "a float",
+            Self::Float(_) => "a float",
             Self::Str(_) => "a string",
             Self::Array(_) => "an array",
             Self::Object(_) => "an object",
@@ -58,8 +61,8 @@ impl<'de> Visitor<'de> for JsonVisitor {
         Ok(Json::Int(i128::from(v)))
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<Json<'de>, E> {
-        Ok(Json::Float)
+    fn visit_f64<E>(self, v: f64) -> Result<Json<'de>, E> {
+        Ok(Json::Float(v))
     }
 
     fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Json<'de>, E> {
@@ -156,18 +159,82 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-/// Parses one JSON document. JSON-level faults are `invalid_json`; an integer literal too large
-/// even for a float is `invalid_field` (SPEC §1), as every other too-large integer is.
-pub(crate) fn parse(text: &str) -> Result<Json<'_>, EvaluationError> {
-    serde_json::from_str::<Json>(text).map_err(|error| {
-        // serde_json reports an integer literal beyond f64's range as "number out of range".
-        let message = error.to_string();
-        if message.starts_with("number out of range") {
-            EvaluationError::new(ErrorCode::InvalidField, format!("integer is out of range: {message}"), "")
-        } else {
-            EvaluationError::new(ErrorCode::InvalidJson, format!("request is not valid JSON: {message}"), "")
+/// What stands in for a field that is missing, when collecting: `null`, which every reader
+/// refuses, and refusing is not reported again (the field is already unreadable).
+static NULL: Json<'static> = Json::Null;
+
+/// The largest integer any field of schema 1 takes (`10^15`, amounts and signal values).
+const LARGEST_BOUND: &str = "10^15";
+
+/// Parses one JSON document, `what` naming it in messages (`request`, `contract`). JSON-level
+/// faults are `invalid_json`; an integer literal too large even for a float is `invalid_field`
+/// (SPEC §1), as every other too-large integer is.
+pub(crate) fn parse<'t>(text: &'t str, what: &str) -> Result<Json<'t>, EvaluationError> {
+    serde_json::from_str::<Json>(text).map_err(|error| json_error(text, what, &error))
+}
+
+/// [`parse`], reporting to a sink: `None` (after the fault) when the text is not one document.
+pub(crate) fn parse_in<'t, S: Sink>(text: &'t str, what: &str, sink: &mut S) -> Result<Option<Json<'t>>, S::Stop> {
+    match serde_json::from_str::<Json>(text) {
+        Ok(json) => Ok(Some(json)),
+        Err(error) => {
+            sink.fault(|| json_error(text, what, &error), |_| Some(json_hint(text, &error)))?;
+            Ok(None)
         }
-    })
+    }
+}
+
+fn json_error(text: &str, what: &str, error: &serde_json::Error) -> EvaluationError {
+    let message = error.to_string();
+    // serde_json reports an integer literal beyond f64's range as "number out of range".
+    if message.starts_with("number out of range") {
+        EvaluationError::new(
+            ErrorCode::InvalidField,
+            format!(
+                "integer is out of range: {message}: no field takes a number this large (the largest bound is {LARGEST_BOUND})"
+            ),
+            "",
+        )
+    } else if text.starts_with('\u{feff}') {
+        EvaluationError::new(
+            ErrorCode::InvalidJson,
+            format!("{what} is not valid JSON: it starts with a byte-order mark (U+FEFF) at line 1 column 1"),
+            "",
+        )
+    } else {
+        EvaluationError::new(ErrorCode::InvalidJson, format!("{what} is not valid JSON: {message}"), "")
+    }
+}
+
+/// What to do about text that is not one JSON document.
+fn json_hint(text: &str, error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    let hint = if message.starts_with("number out of range") {
+        "write a number within the field's bounds (every bound is at most 10^15)"
+    } else if text.starts_with('\u{feff}') {
+        "save the text as UTF-8 without a byte-order mark (BOM)"
+    } else if text.trim().is_empty() {
+        "the text is empty: give one JSON object"
+    } else if message.starts_with("duplicate key") {
+        "write each key once per object: two readers of a document with a repeated key can disagree on what it says"
+    } else if message.starts_with("trailing characters") {
+        "remove what follows the end of the document: the input is one JSON value"
+    } else if message.starts_with("trailing comma") {
+        "remove the comma before the closing bracket or brace"
+    } else if message.starts_with("EOF while parsing") {
+        "the text ends before the document does: close every `{` and `[` (is the file cut short?)"
+    } else if message.starts_with("control character") {
+        "escape control characters inside strings (`\\n`, `\\t`, `\\u0000`)"
+    } else if message.starts_with("recursion limit exceeded") {
+        "nest objects and arrays at most 128 levels deep"
+    } else if message.starts_with("key must be a string") {
+        "quote every object key with double quotes"
+    } else if message.contains("surrogate") {
+        "write characters outside the Basic Multilingual Plane as a valid surrogate pair, or unescaped"
+    } else {
+        "check the JSON at that line and column: strings in double quotes, no comments, no `NaN` or `Infinity`, a comma between items and none after the last"
+    };
+    hint.to_owned()
 }
 
 /// Where a value sits in the document: a chain of field names and indices on the stack, turned
@@ -232,19 +299,84 @@ pub(crate) fn field_name(path: &str) -> &str {
     path.rsplit('.').next().unwrap_or(path)
 }
 
+/// A float whose value is a whole number beyond every integer type: what serde_json makes of
+/// an integer literal past `u64` (or a float literal such as `1e20`); either way, too large.
+fn is_huge(value: f64) -> bool {
+    value.fract() == 0.0 && value.abs() >= 9.2e18
+}
+
 fn wrong_type(path: &Path<'_>, expected: &str, found: &Json<'_>) -> EvaluationError {
     let path = path.render();
-    let message = format!("{} must be {expected}, not {}", field_name(&path), found.type_name());
+    let name = field_name(&path);
+    let message = match found {
+        Json::Float(value) if expected == "an integer" && is_huge(*value) => {
+            // The bounds are in the hint: naming them here would put the table in the component.
+            format!("{name} is an integer past its bounds (about {})", short_float(*value))
+        }
+        _ => format!("{name} must be {expected}, not {}", found.type_name()),
+    };
     invalid_field(path, message)
 }
 
-/// As [`wrong_type`], for an object: the document itself is "the request".
+/// As [`wrong_type`], for an object: the document itself is "the document".
 fn wrong_type_at(path: &Path<'_>, expected: &str, found: &Json<'_>) -> EvaluationError {
     let text = path.render();
     if text.is_empty() {
-        invalid_field(text, format!("the request must be {expected}, not {}", found.type_name()))
+        invalid_field(text, format!("the document must be {expected}, not {}", found.type_name()))
     } else {
         wrong_type(path, expected, found)
+    }
+}
+
+/// A huge float as two significant digits and a power of ten (`1.0e20`, `1.8e19`), written with
+/// integer formatting only: float formatting would add kilobytes to the component for one message.
+fn short_float(value: f64) -> String {
+    let mut mantissa = value.abs();
+    let mut exponent = 0_u32;
+    while mantissa >= 10.0 && exponent < 400 {
+        mantissa /= 10.0;
+        exponent += 1;
+    }
+    // `as` saturates: the mantissa is in 1..10 here.
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a value in 0..100, see above")]
+    let tenths = (mantissa * 10.0) as u32;
+    let sign = if value < 0.0 { "-" } else { "" };
+    format!("{sign}{}.{}e{exponent}", tenths / 10, tenths % 10)
+}
+
+/// `in low..=high` for a field with documented bounds, else what fits 64 bits.
+fn bounds_text(name: &str) -> String {
+    match crate::validate::bounds(name) {
+        Some((low, high)) => format!("in {low}..={high}"),
+        None => "an integer that fits 64 bits".to_owned(),
+    }
+}
+
+/// What to write instead of a value of the wrong JSON type.
+fn type_hint(path: &Path<'_>, expected: &str, found: &Json<'_>) -> String {
+    let text = path.render();
+    let name = field_name(&text);
+    match (expected, found) {
+        ("an integer", Json::Float(value)) if is_huge(*value) => format!("write `{name}` {}", bounds_text(name)),
+        ("an integer", Json::Float(value)) if value.fract() == 0.0 => {
+            format!("write `{name}` as the whole number {value:.0}, without a decimal point or exponent")
+        }
+        ("an integer", Json::Float(_)) => format!("write `{name}` as a whole number {}", bounds_text(name)),
+        ("an integer", Json::Str(s)) if s.trim().parse::<i128>().is_ok() => {
+            format!("write `{name}` as the number {}, without quotes", s.trim())
+        }
+        ("an integer", Json::Bool(_)) => format!("write `{name}` as a number {}, not true or false", bounds_text(name)),
+        ("a boolean", Json::Str(s)) if matches!(s.trim(), "true" | "false") => {
+            format!("write `{name}` as {}, without quotes", s.trim())
+        }
+        ("a boolean", Json::Int(n)) if matches!(n, 0 | 1) => {
+            format!("write `{name}` as {}: a boolean is true or false, not a number", *n == 1)
+        }
+        ("an array", Json::Str(s)) => format!("write `{name}` as an array, such as [\"{s}\"]"),
+        ("a string", Json::Int(_) | Json::Float(_) | Json::Bool(_)) => {
+            format!("write `{name}` as a string, in double quotes")
+        }
+        _ => format!("write `{name}` as {expected} (it is {})", found.type_name()),
     }
 }
 
@@ -287,19 +419,33 @@ pub(crate) struct Fields<'a, 'de> {
     /// Where the next lookup starts: fields are usually read in the order they were written.
     next: usize,
     path: &'a Path<'a>,
+    /// The names looked up, kept only when collecting: the did-you-mean of an unknown field.
+    asked: Option<Vec<&'a str>>,
 }
 
 impl<'a, 'de> Fields<'a, 'de> {
-    /// Opens `value` as an object found at `path`.
-    pub(crate) fn new(value: &'a Json<'de>, path: &'a Path<'a>) -> Result<Self, EvaluationError> {
+    /// Opens `value` as an object found at `path`. When collecting, a value that is not an
+    /// object is reported and read as an object without fields.
+    pub(crate) fn new<S: Sink>(value: &'a Json<'de>, path: &'a Path<'a>, sink: &mut S) -> Result<Self, S::Stop> {
+        let asked = sink.collects().then(Vec::new);
         match value {
-            Json::Object(entries) => Ok(Self { entries, read: ReadSet::new(entries.len()), next: 0, path }),
-            other => Err(wrong_type_at(path, "an object", other)),
+            Json::Object(entries) => Ok(Self { entries, read: ReadSet::new(entries.len()), next: 0, path, asked }),
+            other => {
+                sink.unreadable(
+                    path,
+                    || wrong_type_at(path, "an object", other),
+                    |notes| notes.knows(path).then(|| type_hint(path, "an object", other)),
+                )?;
+                Ok(Self { entries: &[], read: ReadSet::new(0), next: 0, path, asked })
+            }
         }
     }
 
     /// The field's value, `None` when absent. `null` counts as present.
-    fn get(&mut self, name: &str) -> Option<&'a Json<'de>> {
+    fn get(&mut self, name: &'a str) -> Option<&'a Json<'de>> {
+        if let Some(asked) = &mut self.asked {
+            asked.push(name);
+        }
         let (after, before) = (self.entries.get(self.next..)?, self.entries.get(..self.next)?);
         let position = match after.iter().position(|(key, _)| key == name) {
             Some(offset) => self.next + offset,
@@ -310,104 +456,312 @@ impl<'a, 'de> Fields<'a, 'de> {
         self.entries.get(position).map(|(_, value)| value)
     }
 
-    /// A field that must be present and not `null`.
-    pub(crate) fn required(&mut self, name: &'a str) -> Result<(&'a Json<'de>, Path<'a>), EvaluationError> {
+    /// A field that must be present and not `null`. When collecting, a missing one is reported
+    /// and read as `null` (which its reader refuses without a second report).
+    pub(crate) fn required<S: Sink>(
+        &mut self,
+        name: &'a str,
+        sink: &mut S,
+    ) -> Result<(&'a Json<'de>, Path<'a>), S::Stop> {
         let path = self.path.field(name);
         match self.get(name) {
-            None => Err(invalid_field(path.render(), format!("{name} is required"))),
-            Some(Json::Null) => Err(invalid_field(path.render(), format!("{name} must not be null"))),
+            None => {
+                sink.unreadable(
+                    &path,
+                    || invalid_field(path.render(), format!("{name} is required")),
+                    |notes| notes.knows(&path).then(|| format!("add `{name}` to {}", object_name(self.path))),
+                )?;
+                Ok((&NULL, path))
+            }
+            Some(Json::Null) => {
+                sink.unreadable(
+                    &path,
+                    || invalid_field(path.render(), format!("{name} must not be null")),
+                    |notes| {
+                        notes.knows(&path).then(|| format!("give `{name}` a value: it is required and null is not one"))
+                    },
+                )?;
+                Ok((&NULL, path))
+            }
             Some(value) => Ok((value, path)),
         }
     }
 
-    /// A field that may be omitted but never `null`.
-    pub(crate) fn optional(&mut self, name: &'a str) -> Result<Option<(&'a Json<'de>, Path<'a>)>, EvaluationError> {
+    /// A field that may be omitted but never `null`; an omitted one takes its default.
+    pub(crate) fn optional<S: Sink>(
+        &mut self,
+        name: &'a str,
+        sink: &mut S,
+    ) -> Result<Option<(&'a Json<'de>, Path<'a>)>, S::Stop> {
         let path = self.path.field(name);
         match self.get(name) {
-            None => Ok(None),
-            Some(Json::Null) => Err(invalid_field(path.render(), format!("{name} must not be null"))),
+            None => {
+                sink.defaulted(&path);
+                Ok(None)
+            }
+            Some(Json::Null) => {
+                sink.unreadable(
+                    &path,
+                    || invalid_field(path.render(), format!("{name} must not be null")),
+                    |notes| {
+                        notes.knows(&path).then(|| {
+                            format!("remove `{name}` to take its default, or give it a value: null is not one")
+                        })
+                    },
+                )?;
+                Ok(None)
+            }
             Some(value) => Ok(Some((value, path))),
         }
     }
 
     /// A field that may be omitted or `null` (the SPEC's nullable fields).
-    pub(crate) fn nullable(&mut self, name: &'a str) -> Option<(&'a Json<'de>, Path<'a>)> {
+    pub(crate) fn nullable<S: Sink>(&mut self, name: &'a str, sink: &mut S) -> Option<(&'a Json<'de>, Path<'a>)> {
         let path = self.path.field(name);
         match self.get(name) {
-            None | Some(Json::Null) => None,
+            None => {
+                sink.defaulted(&path);
+                None
+            }
+            Some(Json::Null) => None,
             Some(value) => Some((value, path)),
         }
     }
 
-    /// Rejects every field that was not read.
-    pub(crate) fn finish(self) -> Result<(), EvaluationError> {
+    /// Rejects every field that was not read (when collecting, each one, with the nearest
+    /// field the object knows).
+    pub(crate) fn finish<S: Sink>(self, sink: &mut S) -> Result<(), S::Stop> {
         for (position, (key, _)) in self.entries.iter().enumerate() {
-            if !self.read.contains(position) {
-                return Err(invalid_field(self.path.field(key).render(), format!("unknown field `{key}`")));
+            if self.read.contains(position) {
+                continue;
             }
+            let path = self.path.field(key);
+            sink.fault(
+                || invalid_field(path.render(), format!("unknown field `{key}`")),
+                |notes| notes.knows_shallow(self.path).then(|| self.unknown_hint(key)),
+            )?;
         }
         Ok(())
     }
-}
 
-/// An integer literal; floats and booleans are refused (SPEC §1: `True` is not `1`).
-pub(crate) fn int(value: &Json<'_>, path: &Path<'_>) -> Result<i128, EvaluationError> {
-    match value {
-        Json::Int(number) => Ok(*number),
-        other => Err(wrong_type(path, "an integer", other)),
+    fn unknown_hint(&self, key: &str) -> String {
+        let asked = self.asked.as_deref().unwrap_or_default();
+        // A misspelling is of a field the object does not already have.
+        let absent = asked.iter().copied().filter(|name| !self.entries.iter().any(|(k, _)| k == name));
+        let within = object_name(self.path);
+        match nearest(key, absent) {
+            Some(near) => format!("did you mean `{}`? Rename `{key}`, or remove it", near.word),
+            None => format!("remove `{key}`: {within} has the fields {}", listed(asked)),
+        }
     }
 }
 
-/// A non-negative integer that fits `u64`; anything else is `invalid_field`.
-pub(crate) fn uint(value: &Json<'_>, path: &Path<'_>) -> Result<u64, EvaluationError> {
-    let number = int(value, path)?;
-    u64::try_from(number).map_err(|_| out_of_range(path))
+/// How a hint names the object at `path`: `contract.policy`, or "the document".
+fn object_name(path: &Path<'_>) -> String {
+    let text = path.render();
+    if text.is_empty() { "the document".to_owned() } else { format!("`{text}`") }
 }
 
-/// An integer that fits `i64`; anything else is `invalid_field`.
-pub(crate) fn sint(value: &Json<'_>, path: &Path<'_>) -> Result<i64, EvaluationError> {
-    let number = int(value, path)?;
-    i64::try_from(number).map_err(|_| out_of_range(path))
+/// An integer literal; floats and booleans are refused (SPEC §1: `True` is not `1`). When
+/// collecting, a refused value reads as `None`.
+fn int<S: Sink>(value: &Json<'_>, path: &Path<'_>, sink: &mut S) -> Result<Option<i128>, S::Stop> {
+    match value {
+        Json::Int(number) => Ok(Some(*number)),
+        other => {
+            sink.unreadable(
+                path,
+                || wrong_type(path, "an integer", other),
+                |notes| notes.knows(path).then(|| type_hint(path, "an integer", other)),
+            )?;
+            Ok(None)
+        }
+    }
 }
 
-pub(crate) fn out_of_range(path: &Path<'_>) -> EvaluationError {
-    let path = path.render();
-    let message = format!("{} is outside its bounds", field_name(&path));
-    invalid_field(path, message)
+/// A non-negative integer that fits `u64`; anything else is `invalid_field` (`0` stands in when
+/// collecting).
+pub(crate) fn uint<S: Sink>(value: &Json<'_>, path: &Path<'_>, sink: &mut S) -> Result<u64, S::Stop> {
+    let Some(number) = int(value, path, sink)? else { return Ok(0) };
+    match u64::try_from(number) {
+        Ok(number) => Ok(number),
+        Err(_) => {
+            out_of_range(path, number, sink)?;
+            Ok(0)
+        }
+    }
 }
 
-/// A boolean; integers are refused.
-pub(crate) fn boolean(value: &Json<'_>, path: &Path<'_>) -> Result<bool, EvaluationError> {
+/// An integer that fits `i64`; anything else is `invalid_field` (`0` stands in when collecting).
+pub(crate) fn sint<S: Sink>(value: &Json<'_>, path: &Path<'_>, sink: &mut S) -> Result<i64, S::Stop> {
+    let Some(number) = int(value, path, sink)? else { return Ok(0) };
+    match i64::try_from(number) {
+        Ok(number) => Ok(number),
+        Err(_) => {
+            out_of_range(path, number, sink)?;
+            Ok(0)
+        }
+    }
+}
+
+/// An integer literal outside the type its field is read as.
+fn out_of_range<S: Sink>(path: &Path<'_>, number: i128, sink: &mut S) -> Result<(), S::Stop> {
+    sink.unreadable(
+        path,
+        || {
+            let text = path.render();
+            let name = field_name(&text);
+            // Serde reads every integer literal as an i64 or a u64: one of them prints it.
+            let shown = match (i64::try_from(number), u64::try_from(number)) {
+                (Ok(small), _) => small.to_string(),
+                (_, Ok(large)) => large.to_string(),
+                _ => "past 64 bits".to_owned(),
+            };
+            let message = if number < 0 {
+                format!("{name} must not be negative, not {shown}")
+            } else {
+                format!("{name} is {shown}, an integer past its bounds")
+            };
+            invalid_field(text, message)
+        },
+        |notes| {
+            notes.knows(path).then(|| {
+                let text = path.render();
+                let name = field_name(&text);
+                format!("write `{name}` {}", bounds_text(name))
+            })
+        },
+    )
+}
+
+/// A boolean; integers are refused (`false` stands in when collecting).
+pub(crate) fn boolean<S: Sink>(value: &Json<'_>, path: &Path<'_>, sink: &mut S) -> Result<bool, S::Stop> {
     match value {
         Json::Bool(flag) => Ok(*flag),
-        other => Err(wrong_type(path, "a boolean", other)),
+        other => {
+            sink.unreadable(
+                path,
+                || wrong_type(path, "a boolean", other),
+                |notes| notes.knows(path).then(|| type_hint(path, "a boolean", other)),
+            )?;
+            Ok(false)
+        }
     }
 }
 
-/// A string.
-pub(crate) fn string(value: &Json<'_>, path: &Path<'_>) -> Result<String, EvaluationError> {
+/// A string (`""` stands in when collecting).
+pub(crate) fn string<S: Sink>(value: &Json<'_>, path: &Path<'_>, sink: &mut S) -> Result<String, S::Stop> {
     match value {
         Json::Str(text) => Ok(text.as_ref().to_owned()),
-        other => Err(wrong_type(path, "a string", other)),
+        other => {
+            sink.unreadable(
+                path,
+                || wrong_type(path, "a string", other),
+                |notes| notes.knows(path).then(|| type_hint(path, "a string", other)),
+            )?;
+            Ok(String::new())
+        }
     }
 }
 
-/// An array.
-pub(crate) fn array<'a, 'de>(value: &'a Json<'de>, path: &Path<'_>) -> Result<&'a [Json<'de>], EvaluationError> {
+/// An array (no items stand in when collecting).
+pub(crate) fn array<'a, 'de, S: Sink>(
+    value: &'a Json<'de>,
+    path: &Path<'_>,
+    sink: &mut S,
+) -> Result<&'a [Json<'de>], S::Stop> {
     match value {
         Json::Array(items) => Ok(items),
-        other => Err(wrong_type(path, "an array", other)),
+        other => {
+            sink.unreadable(
+                path,
+                || wrong_type(path, "an array", other),
+                |notes| notes.knows(path).then(|| type_hint(path, "an array", other)),
+            )?;
+            Ok(&[])
+        }
     }
 }
 
-/// A string from a closed vocabulary.
-pub(crate) fn word<T>(value: &Json<'_>, path: &Path<'_>, parse: fn(&str) -> Option<T>) -> Result<T, EvaluationError> {
-    match value {
-        Json::Str(text) => parse(text).ok_or_else(|| {
-            let path = path.render();
-            let message = format!("{} `{text}` is not in its vocabulary", field_name(&path));
-            invalid_field(path, message)
-        }),
-        other => Err(wrong_type(path, "a string", other)),
+/// A string from a closed vocabulary. When collecting, a misspelling near exactly one word is
+/// read as that word; anything else reads as the vocabulary's first word, unreadable.
+pub(crate) fn word<T: Word, S: Sink>(value: &Json<'_>, path: &Path<'_>, sink: &mut S) -> Result<T, S::Stop> {
+    let text = match value {
+        Json::Str(text) => text,
+        other => {
+            sink.unreadable(
+                path,
+                || wrong_type(path, "a string", other),
+                |notes| {
+                    notes.knows(path).then(|| {
+                        format!(
+                            "{}: one of {}",
+                            type_hint(path, "a string", other),
+                            listed(T::WORDS.iter().map(|w| w.wire()))
+                        )
+                    })
+                },
+            )?;
+            return Ok(T::FIRST);
+        }
+    };
+    if let Some(found) = T::read(text) {
+        return Ok(found);
+    }
+    let error = || {
+        let path = path.render();
+        let message = format!("{} `{text}` is not in its vocabulary", field_name(&path));
+        invalid_field(path, message)
+    };
+    // The nearest word is looked for only when collecting: the SPEC's path reports and stops.
+    let near = if sink.collects() { nearest(text, T::WORDS.iter().map(|w| w.wire())) } else { None };
+    let hint = |notes: &Notes| notes.knows(path).then(|| word_hint::<T>(text, near));
+    match near.filter(|n| n.unique).and_then(|n| T::read(n.word)) {
+        Some(meant) => {
+            sink.fault(error, hint)?;
+            Ok(meant)
+        }
+        None => {
+            sink.unreadable(path, error, hint)?;
+            Ok(T::FIRST)
+        }
+    }
+}
+
+/// The did-you-mean of a misspelt word, and the words of its vocabulary.
+fn word_hint<T: Word>(text: &str, near: Option<Near<'_>>) -> String {
+    let all = listed(T::WORDS.iter().map(|w| w.wire()));
+    match near {
+        Some(near) if near.unique => {
+            format!("did you mean `{}`? (the rest of this diagnosis reads it so); the values are {all}", near.word)
+        }
+        Some(near) => format!("did you mean `{}`? The values are {all}", near.word),
+        None if text.is_empty() => format!("write one of {all}"),
+        None => format!("`{text}` is none of {all}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_float;
+
+    #[test]
+    fn huge_floats_in_two_digits() {
+        assert_eq!(short_float(1e20), "1.0e20");
+        assert_eq!(short_float(18_446_744_073_709_551_616.0), "1.8e19");
+        assert_eq!(short_float(-9.99e300), "-9.9e300");
+        assert_eq!(short_float(f64::MAX), "1.7e308");
+    }
+
+    #[test]
+    fn an_integer_past_u64_is_past_its_bounds() {
+        let text = r#"{"contract": {"policy": {"target": 100000000000000000000}}}"#;
+        let Err(error) = crate::parse_request(text) else { panic!("accepted") };
+        assert_eq!(error.path(), "contract.unit_ref"); // the first fault, in wire order
+        let diagnosis = crate::diagnose_request_json(text);
+        let target = diagnosis.faults().iter().find(|f| f.path() == "contract.policy.target");
+        assert_eq!(
+            target.map(|f| (f.message(), f.hint())),
+            Some(("target is an integer past its bounds (about 1.0e20)", "write `target` in 1..=1000000000000"))
+        );
     }
 }

@@ -3,6 +3,8 @@
 mod cache;
 mod canonical;
 pub mod conformance;
+mod derive;
+mod diagnose;
 mod error;
 mod evaluate;
 mod explain;
@@ -17,8 +19,15 @@ mod validate;
 mod vocab;
 mod wit_bridge;
 
+use diagnose::{Collect, First};
+
 pub use cache::ContractCache;
 pub use canonical::{Canon, content_digest};
+pub use derive::{
+    Bound, Check, CooldownField, DemandCheck, DemandStatus, Derivation, EngineCheck, EvidenceVerdict, Gate, Mismatch,
+    QuotaCheck, StepCap, StepField, Target,
+};
+pub use diagnose::{Diagnosis, Fault};
 pub use error::{ErrorCode, EvaluationError};
 pub use explain::{Explanation, ReasonText, explain};
 pub use model::{
@@ -48,7 +57,29 @@ pub const EVALUATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// or `current_replicas` out of bounds. Missing or stale evidence is not an error: it is a
 /// `blocked` decision.
 pub fn evaluate(request: &EvaluationRequest) -> Result<Decision, EvaluationError> {
-    Ok(evaluate::decide(&validate::request(request)?))
+    Ok(evaluate::decide(&validate::request(request)?, &mut derive::Silent))
+}
+
+/// The derivation of a request's decision: each evidence verdict, the target arithmetic, each
+/// gate with its numbers, and the outcome (see [`Derivation`]).
+///
+/// It is recorded by the one decision path [`evaluate`] runs, so it never disagrees with the
+/// decision: its `decision_id`, `decision_digest` and outcome fields are the decision's own.
+///
+/// # Errors
+/// Exactly the errors of [`evaluate`], for the same request.
+pub fn derive(request: &EvaluationRequest) -> Result<Derivation, EvaluationError> {
+    let mut steps = derive::Steps::default();
+    let decision = evaluate::decide(&validate::request(request)?, &mut steps);
+    Ok(steps.into_derivation(&decision))
+}
+
+/// The derivation of a request given as JSON text, as compact JSON ([`Derivation::to_json`]).
+///
+/// # Errors
+/// Exactly the errors of [`evaluate_json`], for the same text.
+pub fn derive_json(request: &str) -> Result<String, EvaluationError> {
+    Ok(derive(&parse_request(request)?)?.to_json())
 }
 
 /// Evaluates a request given as JSON text and returns the decision as compact JSON.
@@ -78,7 +109,7 @@ pub fn evaluate_json_bytes(request: &[u8]) -> Result<String, EvaluationError> {
 /// # Errors
 /// `invalid_json` or `invalid_field`, with the path of the offending field.
 pub fn parse_request(request: &str) -> Result<EvaluationRequest, EvaluationError> {
-    parse::request(&json::parse(request)?)
+    parse::request(&json::parse(request, "request")?, &mut First)
 }
 
 /// Parses a contract from JSON text, strictly (shape only; see [`validate_contract`]).
@@ -86,7 +117,7 @@ pub fn parse_request(request: &str) -> Result<EvaluationRequest, EvaluationError
 /// # Errors
 /// `invalid_json` or `invalid_field`, with a path relative to the contract document.
 pub fn parse_contract(contract: &str) -> Result<ScaleUnitContract, EvaluationError> {
-    parse::contract(&json::parse(contract)?, &json::Path::Root)
+    parse::contract(&json::parse(contract, "contract")?, &json::Path::Root, &mut First)
 }
 
 /// Validates a contract (SPEC §4) and computes its identity (SPEC §8). Paths in errors are
@@ -105,6 +136,66 @@ pub fn validate_contract(contract: &ScaleUnitContract) -> Result<ContractIdentit
 /// Every error of [`parse_contract`] and [`validate_contract`].
 pub fn validate_contract_json(contract: &str) -> Result<ContractIdentity, EvaluationError> {
     validate_contract(&parse_contract(contract)?)
+}
+
+/// Every fault of a request given as JSON text, each with a hint naming what to add or change
+/// (DECISIONS.md, "Diagnosis"). The first fault is exactly the error [`evaluate_json`] returns
+/// for the same text (code, message and path); a request [`evaluate_json`] accepts gives an
+/// empty diagnosis. Missing or stale evidence is not a fault: it makes a `blocked` decision.
+///
+/// Never fails: bad input of any kind is what a diagnosis describes.
+pub fn diagnose_request_json(request: &str) -> Diagnosis {
+    let mut sink = Collect::default();
+    let Some(tree) = infallible(json::parse_in(request, "request", &mut sink)) else {
+        return sink.into_diagnosis();
+    };
+    let typed = infallible(parse::request(&tree, &mut sink));
+    infallible(validate::request_in(&mut sink, &typed));
+    sink.into_diagnosis()
+}
+
+/// Every fault of a contract given as JSON text (paths relative to the contract document, as
+/// [`validate_contract_json`] reports them). The first fault is exactly the error
+/// [`validate_contract_json`] returns; a contract it accepts gives an empty diagnosis.
+///
+/// Never fails: bad input of any kind is what a diagnosis describes.
+pub fn diagnose_contract_json(contract: &str) -> Diagnosis {
+    let mut sink = Collect::default();
+    let Some(tree) = infallible(json::parse_in(contract, "contract", &mut sink)) else {
+        return sink.into_diagnosis();
+    };
+    let typed = infallible(parse::contract(&tree, &json::Path::Root, &mut sink));
+    infallible(validate::contract_in(&mut sink, &typed, &json::Path::Root));
+    sink.into_diagnosis()
+}
+
+/// Every fault of a typed request; the first is exactly the error [`evaluate`] returns. A typed
+/// request has no JSON-level faults and no omitted fields, so its hints never speak of defaults.
+pub fn diagnose_request(request: &EvaluationRequest) -> Diagnosis {
+    let mut sink = Collect::default();
+    infallible(validate::request_in(&mut sink, request));
+    sink.into_diagnosis()
+}
+
+/// Every fault of a typed contract; the first is exactly the error [`validate_contract`] returns.
+pub fn diagnose_contract(contract: &ScaleUnitContract) -> Diagnosis {
+    let mut sink = Collect::default();
+    infallible(validate::contract_in(&mut sink, contract, &json::Path::Root));
+    sink.into_diagnosis()
+}
+
+/// Serializes a diagnosis as compact JSON:
+/// `{"faults":[{"code","message","path","hint"}, …],"omitted":0}` (see [`Diagnosis::to_json`]).
+pub fn diagnosis_to_json(diagnosis: &Diagnosis) -> String {
+    diagnosis.to_json()
+}
+
+/// The value of a check that cannot stop.
+fn infallible<T>(result: Result<T, std::convert::Infallible>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(never) => match never {},
+    }
 }
 
 /// The canonical JSON text of a contract's identity object (SPEC §8): what `contract_id` is the

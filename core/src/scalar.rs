@@ -79,6 +79,15 @@ pub(crate) fn looks_like_credential(text: &str) -> bool {
     })
 }
 
+/// The first word of the credential pattern found in `text` (ignoring ASCII case), for a hint.
+pub(crate) fn credential_word(text: &str) -> Option<&'static str> {
+    let lower = text.to_ascii_lowercase();
+    (0..lower.len()).find_map(|start| {
+        let rest = lower.get(start..)?;
+        CREDENTIAL_WORDS.iter().flat_map(|(_, words)| words.iter()).find(|word| rest.starts_with(**word)).copied()
+    })
+}
+
 /// Whether `text` is `sha256:` and 64 lower-case hex digits.
 pub(crate) fn is_digest(text: &str) -> bool {
     text.strip_prefix("sha256:")

@@ -8,6 +8,7 @@
 use serde::Serialize;
 
 use crate::canonical::{Canon, content_digest};
+use crate::diagnose::First;
 use crate::error::{ErrorCode, EvaluationError};
 use crate::model::{
     CapacityObservation, ContinuityObservation, EvaluationRequest, QuotaObservation, SafetyObservation,
@@ -57,7 +58,9 @@ pub struct SimulationOptions {
     pub actuation_delay_s: u64,
 }
 
-/// What happened at one step.
+/// What happened at one step. A face prints a decision as `current_replicas->desired_replicas
+/// action` (`1->3 scale_up`), and what runs as `replicas_before->replicas_after`; with an
+/// actuation delay the two differ until the scale is carried out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SimulationStep {
     /// The step's time, as given.
@@ -66,14 +69,20 @@ pub struct SimulationStep {
     pub elapsed_s: u64,
     /// The signal value, `None` when the read failed.
     pub signal: Option<u64>,
-    /// Replicas running when the step was evaluated.
+    /// Replicas running when the step was evaluated (after a pending scale due by then was
+    /// carried out).
     pub replicas_before: u64,
-    /// Replicas running after the step's decision was applied.
+    /// Replicas running after the step: its scale when carried out at once, else unchanged.
     pub replicas_after: u64,
+    /// The decision's current count: the replicas it was made for (equal to `replicas_before`).
+    pub current_replicas: u64,
     /// The decision's action.
     pub action: ActionKind,
-    /// The decision's desired count.
+    /// The decision's desired count (equal to `current_replicas` for `hold` and `blocked`).
     pub desired_replicas: u64,
+    /// After the step, the count a scale accepted but not carried out yet will bring (an
+    /// actuation delay); `None` when nothing is pending.
+    pub pending_replicas: Option<u64>,
     /// The decision's reasons.
     pub reasons: Vec<Reason>,
     /// The decision's id.
@@ -89,15 +98,40 @@ pub struct BlockedTime {
     pub seconds: u64,
 }
 
+/// A scale accepted but not carried out when the trace ended (an actuation delay).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PendingScale {
+    /// `scale_up` or `scale_down`.
+    pub action: ActionKind,
+    /// Replicas running when it was decided (and still at the end).
+    pub from_replicas: u64,
+    /// Replicas it will bring.
+    pub to_replicas: u64,
+    /// The step time it was decided at, as given.
+    pub decided_at: String,
+    /// When it is due: the decision's time plus the actuation delay (UTC).
+    pub due_at: String,
+}
+
 /// Totals over a simulation. A step lasts until the next step; the last lasts zero seconds.
+///
+/// Decisions and changes are counted apart: with an actuation delay a scale is carried out
+/// later, and a later decision may replace it before then (`replaced_scales`), so `scale_ups`
+/// can exceed `scale_ups_carried_out`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct SimulationSummary {
     /// Steps evaluated.
     pub steps: u64,
-    /// Accepted scale-ups.
+    /// Decisions to scale up (every `scale_up` decision, carried out or not).
     pub scale_ups: u64,
-    /// Accepted scale-downs.
+    /// Decisions to scale down (every `scale_down` decision, carried out or not).
     pub scale_downs: u64,
+    /// Scales carried out that raised the running count.
+    pub scale_ups_carried_out: u64,
+    /// Scales carried out that lowered the running count.
+    pub scale_downs_carried_out: u64,
+    /// Scale decisions replaced by a later one while still pending (never carried out).
+    pub replaced_scales: u64,
     /// Steps whose decision was `blocked`.
     pub blocked_steps: u64,
     /// Seconds spent in blocked steps.
@@ -110,8 +144,12 @@ pub struct SimulationSummary {
     pub seconds_under_target: u64,
     /// Most replicas running at any step.
     pub peak_replicas: u64,
-    /// Replicas running after the last step.
+    /// Replicas after the last step, counting a scale still pending then (`pending_at_end`).
     pub final_replicas: u64,
+    /// Replicas running after the last step (without a pending scale).
+    pub running_replicas_at_end: u64,
+    /// The scale still pending after the last step, `None` when there is none.
+    pub pending_at_end: Option<PendingScale>,
 }
 
 /// A whole simulation: each step and the summary.
@@ -127,46 +165,62 @@ fn trace_error(path: String, message: impl Into<String>) -> EvaluationError {
     EvaluationError::new(ErrorCode::InvalidField, message, path)
 }
 
+/// The columns a CSV trace may have (`at` is another name for `time`).
+const TRACE_COLUMNS: &[&str] = &[
+    "time",
+    "at",
+    "signal",
+    "capacity_headroom",
+    "quota_headroom",
+    "active_sessions",
+    "ready",
+    "overloaded",
+    "noisy_neighbor",
+];
+
+/// [`TRACE_COLUMNS`] as an error message lists them.
+const TRACE_COLUMNS_TEXT: &str = "`time` (or `at`), `signal`, `capacity_headroom`, `quota_headroom`, \
+                                  `active_sessions`, `ready`, `overloaded`, `noisy_neighbor`";
+
 /// Reads a trace from CSV text: a header naming the columns (`time` or `at`, `signal`, and any
 /// of `capacity_headroom`, `quota_headroom`, `active_sessions`, `ready`, `overloaded`,
 /// `noisy_neighbor`), then one row a step. Empty cells are absent values; `#` starts a comment
 /// line. Booleans are `true`/`false` (or `1`/`0`).
 ///
 /// # Errors
-/// `invalid_field` naming the row and column (`trace[3].signal`) of the first bad cell, an
-/// unknown column, or a trace with no steps or more than [`MAX_TRACE_STEPS`].
+/// `invalid_field` naming the row and column (`trace[3].signal`, rows counting steps) of the
+/// first bad cell, with the text's line number in the message; an unknown column (the message
+/// lists the valid ones); or a trace with no steps or more than [`MAX_TRACE_STEPS`].
 pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceStep>, EvaluationError> {
-    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#'));
-    let header = lines.next().ok_or_else(|| trace_error("trace".into(), "the trace is empty"))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim()))
+        .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'));
+    let (_, header) = lines.next().ok_or_else(|| trace_error("trace".into(), "the trace is empty"))?;
     let columns: Vec<&str> = header.split(',').map(str::trim).collect();
     for column in &columns {
-        let known = matches!(
-            *column,
-            "time"
-                | "at"
-                | "signal"
-                | "capacity_headroom"
-                | "quota_headroom"
-                | "active_sessions"
-                | "ready"
-                | "overloaded"
-                | "noisy_neighbor"
-        );
-        if !known {
-            return Err(trace_error("trace".into(), format!("unknown trace column `{column}`")));
+        if !TRACE_COLUMNS.contains(column) {
+            return Err(trace_error(
+                "trace".into(),
+                format!("unknown trace column `{column}` in the header; the columns are {TRACE_COLUMNS_TEXT}"),
+            ));
         }
     }
     if !columns.iter().any(|c| *c == "time" || *c == "at") {
         return Err(trace_error("trace".into(), "the trace needs a `time` column"));
     }
     let mut steps = Vec::new();
-    for (row, line) in lines.enumerate() {
+    for (row, (line_number, line)) in lines.enumerate() {
         if steps.len() >= MAX_TRACE_STEPS {
             return Err(trace_error("trace".into(), format!("a trace may hold at most {MAX_TRACE_STEPS} steps")));
         }
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
         if cells.len() > columns.len() {
-            return Err(trace_error(format!("trace[{row}]"), "the row has more cells than the header"));
+            return Err(trace_error(
+                format!("trace[{row}]"),
+                format!("line {line_number} has {} cells, the header {}", cells.len(), columns.len()),
+            ));
         }
         let mut step = TraceStep::default();
         for (column, cell) in columns.iter().zip(cells.iter().chain(std::iter::repeat(&""))) {
@@ -174,11 +228,23 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceStep>, EvaluationError> {
                 continue;
             }
             let path = || format!("trace[{row}].{column}");
-            let number = || cell.parse::<u64>().map_err(|_| trace_error(path(), format!("`{cell}` is not a count")));
+            let number = || {
+                cell.parse::<u64>().map_err(|_| {
+                    trace_error(
+                        path(),
+                        format!(
+                            "line {line_number}, column `{column}`: `{cell}` is not a count (a whole number, 0 or more)"
+                        ),
+                    )
+                })
+            };
             let flag = || match *cell {
                 "true" | "1" => Ok(true),
                 "false" | "0" => Ok(false),
-                _ => Err(trace_error(path(), format!("`{cell}` is not true or false"))),
+                _ => Err(trace_error(
+                    path(),
+                    format!("line {line_number}, column `{column}`: `{cell}` is not true or false (or 1 or 0)"),
+                )),
             };
             match *column {
                 "time" | "at" => step.at = (*cell).to_owned(),
@@ -192,7 +258,10 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceStep>, EvaluationError> {
             }
         }
         if step.at.is_empty() {
-            return Err(trace_error(format!("trace[{row}].time"), "every step needs a time"));
+            return Err(trace_error(
+                format!("trace[{row}].time"),
+                format!("line {line_number} has no time: every step needs one"),
+            ));
         }
         steps.push(step);
     }
@@ -351,7 +420,7 @@ pub fn simulate(
     }
     let mut times = Vec::with_capacity(trace.len());
     for (i, step) in trace.iter().enumerate() {
-        let at = validate::check_time(&step.at, &crate::json::Path::Text("trace").index(i).field("at"))?;
+        let at = validate::check_time(&mut First, &step.at, &crate::json::Path::Text("trace").index(i).field("at"))?;
         if times.last().is_some_and(|&previous| at < previous) {
             return Err(trace_error(format!("trace[{i}].at"), "trace steps must not go back in time"));
         }
@@ -360,17 +429,14 @@ pub fn simulate(
 
     let delay = i64::try_from(options.actuation_delay_s).unwrap_or(0) * MICROS;
     let mut replicas = options.initial_replicas;
-    let mut pending: Option<(i64, u64)> = None; // (apply at, replicas)
+    let mut pending: Option<Pending> = None;
     let mut last_action_at: Option<String> = None;
     let mut steps = Vec::with_capacity(trace.len());
     let mut summary = SimulationSummary { peak_replicas: replicas, ..SimulationSummary::default() };
 
     for (i, (step, &now)) in trace.iter().zip(&times).enumerate() {
-        if let Some((apply_at, count)) = pending
-            && apply_at <= now
-        {
-            replicas = count;
-            pending = None;
+        if let Some(due) = pending.take_if(|p| p.due <= now) {
+            carry_out(&mut summary, &mut replicas, due.replicas);
         }
         let expires_at = time::format_utc(now + SYNTHETIC_WINDOW_S * MICROS);
         let request = request_for(contract, step, replicas, last_action_at.as_deref(), &expires_at);
@@ -385,9 +451,18 @@ pub fn simulate(
             }
             last_action_at = Some(step.at.clone());
             if delay == 0 {
-                replicas = decision.desired_replicas;
+                carry_out(&mut summary, &mut replicas, decision.desired_replicas);
             } else {
-                pending = Some((now + delay, decision.desired_replicas));
+                if pending.is_some() {
+                    summary.replaced_scales += 1;
+                }
+                pending = Some(Pending {
+                    due: now + delay,
+                    replicas: decision.desired_replicas,
+                    action: decision.action,
+                    from: before,
+                    decided_at: step.at.clone(),
+                });
             }
         }
 
@@ -421,15 +496,45 @@ pub fn simulate(
             signal: step.signal,
             replicas_before: before,
             replicas_after: replicas,
+            current_replicas: decision.current_replicas,
             action: decision.action,
             desired_replicas: decision.desired_replicas,
+            pending_replicas: pending.as_ref().map(|p| p.replicas),
             reasons: decision.reasons,
             decision_id: decision.decision_id,
         });
     }
     summary.steps = u64::try_from(steps.len()).unwrap_or(u64::MAX);
-    summary.final_replicas = pending.map_or(replicas, |(_, count)| count);
+    summary.final_replicas = pending.as_ref().map_or(replicas, |p| p.replicas);
+    summary.running_replicas_at_end = replicas;
+    summary.pending_at_end = pending.map(|p| PendingScale {
+        action: p.action,
+        from_replicas: p.from,
+        to_replicas: p.replicas,
+        decided_at: p.decided_at,
+        due_at: time::format_utc(p.due),
+    });
     Ok(Simulation { steps, summary })
+}
+
+/// A scale accepted and waiting for the actuation delay.
+struct Pending {
+    /// When it is carried out (microseconds since the epoch).
+    due: i64,
+    replicas: u64,
+    action: ActionKind,
+    from: u64,
+    decided_at: String,
+}
+
+/// Makes `count` the running replicas, counting the change by its direction.
+fn carry_out(summary: &mut SimulationSummary, replicas: &mut u64, count: u64) {
+    match count.cmp(replicas) {
+        std::cmp::Ordering::Greater => summary.scale_ups_carried_out += 1,
+        std::cmp::Ordering::Less => summary.scale_downs_carried_out += 1,
+        std::cmp::Ordering::Equal => {}
+    }
+    *replicas = count;
 }
 
 /// Runs a simulation described as JSON and returns it as JSON.
@@ -445,32 +550,33 @@ pub fn simulate(
 /// [`simulate`].
 pub fn simulate_json(input: &str) -> Result<String, EvaluationError> {
     use crate::json::{self, Fields};
-    let root = json::parse(input)?;
-    let mut fields = Fields::new(&root, &json::Path::Root)?;
+    let first = &mut First;
+    let root = json::parse(input, "simulation input")?;
+    let mut fields = Fields::new(&root, &json::Path::Root, first)?;
     let contract = {
-        let (value, path) = fields.required("contract")?;
-        crate::parse::contract(value, &path)?
+        let (value, path) = fields.required("contract", first)?;
+        crate::parse::contract(value, &path, first)?
     };
-    let initial_replicas = match fields.optional("initial_replicas")? {
-        Some((value, path)) => json::uint(value, &path)?,
+    let initial_replicas = match fields.optional("initial_replicas", first)? {
+        Some((value, path)) => json::uint(value, &path, first)?,
         None => contract.policy.min_replicas,
     };
-    let actuation_delay_s = match fields.optional("actuation_delay_s")? {
-        Some((value, path)) => json::uint(value, &path)?,
+    let actuation_delay_s = match fields.optional("actuation_delay_s", first)? {
+        Some((value, path)) => json::uint(value, &path, first)?,
         None => 0,
     };
-    let csv = fields.optional("trace_csv")?;
-    let list = fields.optional("trace")?;
+    let csv = fields.optional("trace_csv", first)?;
+    let list = fields.optional("trace", first)?;
     let trace = match (csv, list) {
-        (Some((value, path)), None) => parse_trace_csv(&json::string(value, &path)?)?,
-        (None, Some((value, path))) => json::array(value, &path)?
+        (Some((value, path)), None) => parse_trace_csv(&json::string(value, &path, first)?)?,
+        (None, Some((value, path))) => json::array(value, &path, first)?
             .iter()
             .enumerate()
             .map(|(i, item)| trace_step(item, &path.index(i)))
             .collect::<Result<Vec<_>, _>>()?,
         _ => return Err(trace_error(String::new(), "give the trace as exactly one of `trace_csv` and `trace`")),
     };
-    fields.finish()?;
+    fields.finish(first)?;
     let simulation = simulate(&contract, &SimulationOptions { initial_replicas, actuation_delay_s }, &trace)?;
     // Serializing strings, integers and booleans into a String cannot fail.
     Ok(serde_json::to_string(&simulation).unwrap_or_default())
@@ -478,17 +584,18 @@ pub fn simulate_json(input: &str) -> Result<String, EvaluationError> {
 
 fn trace_step(value: &crate::json::Json<'_>, path: &crate::json::Path<'_>) -> Result<TraceStep, EvaluationError> {
     use crate::json::{self, Fields};
-    let mut f = Fields::new(value, path)?;
+    let first = &mut First;
+    let mut f = Fields::new(value, path, first)?;
     let count = |f: &mut Fields<'_, '_>, name: &'static str| {
-        f.nullable(name).map(|(value, path)| json::uint(value, &path)).transpose()
+        f.nullable(name, &mut First).map(|(value, path)| json::uint(value, &path, &mut First)).transpose()
     };
     let flag = |f: &mut Fields<'_, '_>, name: &'static str| {
-        f.nullable(name).map(|(value, path)| json::boolean(value, &path)).transpose()
+        f.nullable(name, &mut First).map(|(value, path)| json::boolean(value, &path, &mut First)).transpose()
     };
     let step = TraceStep {
         at: {
-            let (value, path) = f.required("at")?;
-            json::string(value, &path)?
+            let (value, path) = f.required("at", first)?;
+            json::string(value, &path, first)?
         },
         signal: count(&mut f, "signal")?,
         capacity_headroom: count(&mut f, "capacity_headroom")?,
@@ -498,6 +605,19 @@ fn trace_step(value: &crate::json::Json<'_>, path: &crate::json::Path<'_>) -> Re
         overloaded: flag(&mut f, "overloaded")?,
         noisy_neighbor: flag(&mut f, "noisy_neighbor")?,
     };
-    f.finish()?;
+    f.finish(first)?;
     Ok(step)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TRACE_COLUMNS, TRACE_COLUMNS_TEXT};
+
+    #[test]
+    fn the_column_list_names_every_column() {
+        for column in TRACE_COLUMNS {
+            assert!(TRACE_COLUMNS_TEXT.contains(&format!("`{column}`")), "{column}");
+        }
+        assert_eq!(TRACE_COLUMNS_TEXT.matches('`').count(), 2 * TRACE_COLUMNS.len());
+    }
 }

@@ -2,13 +2,26 @@
 
 macro_rules! wire_enum {
     (
-        $(#[$meta:meta])*
-        $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $wire:literal ),+ $(,)? }
+        @expand $(#[$meta:meta])* $name:ident $first:ident
+        { $( $(#[$vmeta:meta])* $variant:ident = $wire:literal ),+ }
     ) => {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum $name {
             $( $(#[$vmeta])* $variant ),+
+        }
+
+        impl $crate::vocab::Word for $name {
+            const FIRST: Self = Self::$first;
+            const WORDS: &'static [Self] = Self::ALL;
+
+            fn wire(self) -> &'static str {
+                self.as_str()
+            }
+
+            fn read(text: &str) -> Option<Self> {
+                Self::parse(text)
+            }
         }
 
         impl $name {
@@ -60,9 +73,32 @@ macro_rules! wire_enum {
             }
         }
     };
+    (
+        $(#[$meta:meta])*
+        $name:ident {
+            $(#[$fmeta:meta])* $first:ident = $fwire:literal
+            $(, $(#[$vmeta:meta])* $variant:ident = $wire:literal )* $(,)?
+        }
+    ) => {
+        $crate::vocab::wire_enum! {
+            @expand $(#[$meta])* $name $first { $(#[$fmeta])* $first = $fwire $(, $(#[$vmeta])* $variant = $wire )* }
+        }
+    };
 }
 
 pub(crate) use wire_enum;
+
+/// A closed vocabulary, for the readers and hints that work on any of them.
+pub(crate) trait Word: Copy + 'static {
+    /// The first word: what stands in for an unreadable one while collecting.
+    const FIRST: Self;
+    /// Every word, in declaration order.
+    const WORDS: &'static [Self];
+    /// The wire spelling.
+    fn wire(self) -> &'static str;
+    /// Parses a wire spelling.
+    fn read(text: &str) -> Option<Self>;
+}
 
 wire_enum! {
     /// The kind of service surface a contract scales (SPEC §2, §4.3).

@@ -6,7 +6,8 @@ use proptest::prelude::*;
 use scale_units_core::{
     ActionKind, CapacityDemand, CapacityObservation, ContinuityContract, ContinuityMode, ContinuityObservation,
     Decision, EvaluationRequest, PartitionLeaseContract, QuotaBinding, QuotaObservation, QuotaScope, SafetyObservation,
-    ScalePolicy, ScaleUnitContract, SignalObservation, SurfaceKind, decision_to_json, evaluate, evaluate_json,
+    ScalePolicy, ScaleUnitContract, SignalObservation, SurfaceKind, decision_to_json, derive, derive_json, evaluate,
+    evaluate_json,
 };
 
 const DIGEST: &str = "sha256:8983d2cf111527b9be4d220c76d6ca9c50dec8ea9c2d9a5f81180d46a2358d78";
@@ -410,8 +411,83 @@ proptest! {
             *slot = byte;
         }
         let _ = scale_units_core::evaluate_json_bytes(&bytes);
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            prop_assert_eq!(derive_json(text).err(), evaluate_json(text).err());
+        }
         bytes.truncate(cut);
         let _ = scale_units_core::evaluate_json_bytes(&bytes);
+    }
+
+    /// The derivation names its decision and shows SPEC §7's arithmetic: each number it gives is
+    /// checked here against the SPEC's formula, and its gates end where the decision was made.
+    #[test]
+    fn derivation_agrees_with_the_decision(k in knobs()) {
+        use scale_units_core::{DemandStatus, Gate};
+        let request = build(&k);
+        let decision = decide(&request);
+        let d = derive(&request).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&d.decision_id, &decision.decision_id);
+        prop_assert_eq!(&d.decision_digest, &decision.decision_digest);
+        prop_assert_eq!((d.action, d.desired_replicas, &d.reasons, d.drain_required),
+            (decision.action, decision.desired_replicas, &decision.reasons, decision.drain_required));
+        prop_assert_eq!(d.evidence.len(), decision.evidence.len());
+        let current = decision.current_replicas;
+        let Some(t) = &d.target else {
+            // Phase A blocked: no target, no gate.
+            prop_assert_eq!(decision.action, ActionKind::Blocked);
+            prop_assert!(d.gates.is_empty());
+            return Ok(());
+        };
+        prop_assert_eq!(t.ceil, t.value.div_ceil(t.target));
+        prop_assert_eq!(t.raw, t.floor.max(t.max_replicas.min(t.ceil)));
+        match &t.step {
+            None => {
+                prop_assert_eq!(t.raw, current);
+                prop_assert_eq!(decision.action, ActionKind::Hold);
+            }
+            Some(step) if t.action == ActionKind::ScaleUp => {
+                prop_assert_eq!(step.limit, current + step.size);
+                prop_assert_eq!(t.desired, step.limit.min(t.raw));
+            }
+            Some(step) => {
+                prop_assert_eq!(step.limit, current.saturating_sub(step.size));
+                prop_assert_eq!(t.desired, step.limit.max(t.raw));
+            }
+        }
+        let fired: Vec<bool> = d.gates.iter().map(|g| match g {
+            Gate::ScaleFromZero { fired, .. } | Gate::ScaleToZero { fired, .. } | Gate::ActiveSessions { fired, .. }
+            | Gate::Cooldown { fired, .. } | Gate::Growth { fired, .. } | Gate::DrainBound { fired, .. } => *fired,
+        }).collect();
+        // Only the last gate may fire, and it fired exactly when the decision is not the tracked one.
+        prop_assert!(!fired.iter().rev().skip(1).any(|&f| f));
+        let tracked = decision.action == t.action && decision.action != ActionKind::Hold;
+        prop_assert_eq!(fired.last().copied().unwrap_or(false), !tracked && t.step.is_some());
+        for gate in &d.gates {
+            if let Gate::Cooldown { cooldown_s, elapsed_us, remaining_us, fired, .. } = gate {
+                prop_assert_eq!(*fired, elapsed_us < &(cooldown_s * 1_000_000));
+                prop_assert_eq!(*remaining_us, (cooldown_s * 1_000_000).saturating_sub(*elapsed_us));
+            }
+            if let Gate::Growth { additional, capacity, quotas, engine_authority, .. } = gate {
+                prop_assert_eq!(*additional, t.desired - current);
+                for c in capacity {
+                    prop_assert_eq!(u128::from(c.needed), u128::from(*additional) * u128::from(c.per_replica));
+                    if let (Some(a), Some(r), Some(av)) = (c.allocatable, c.reserved, c.available) {
+                        prop_assert_eq!(av, a - r);
+                        prop_assert_eq!(c.status == DemandStatus::Exhausted, c.needed > av);
+                        prop_assert_eq!(c.shortfall, Some(c.needed.saturating_sub(av)));
+                    }
+                }
+                for q in quotas {
+                    prop_assert_eq!(u128::from(q.projected), u128::from(q.used) + u128::from(*additional) * u128::from(q.per_replica));
+                    prop_assert_eq!(q.over, q.projected > q.limit);
+                }
+                for e in engine_authority {
+                    prop_assert_eq!(e.available, e.allocatable - e.reserved);
+                    prop_assert_eq!(e.saturated, e.available == 0);
+                }
+            }
+        }
+        prop_assert!(d.to_text().lines().last().unwrap_or_default().starts_with("decision: "));
     }
 }
 

@@ -5,7 +5,7 @@
 #![allow(clippy::panic, reason = "a test fails by panicking")]
 use std::path::Path;
 
-use scale_units_core::{Decision, EvaluationRequest, ScaleUnitContract};
+use scale_units_core::{Decision, Derivation, EvaluationRequest, ScaleUnitContract};
 use schemars::{JsonSchema, schema_for};
 
 fn check<T: JsonSchema>(file: &str, title: &str) {
@@ -27,4 +27,5 @@ fn published_schemas_match_the_types() {
     check::<EvaluationRequest>("evaluation-request.schema.json", "Scale Units evaluation request (schema 1)");
     check::<ScaleUnitContract>("scale-unit-contract.schema.json", "Scale Units scale-unit contract (schema 1)");
     check::<Decision>("decision.schema.json", "Scale Units decision (schema 1)");
+    check::<Derivation>("derivation.schema.json", "Scale Units derivation of a decision (schema 1)");
 }

@@ -107,17 +107,28 @@ fn actuation_delay_keeps_the_old_count_until_it_lands() {
 #[test]
 fn bad_traces_are_typed_errors() {
     let contract = parse_contract(CONTRACT).unwrap();
-    for (trace, path) in [
-        ("time,signal\n2026-08-19T12:00:00Z,-1\n", "trace[0].signal"),
-        ("time,signal\n2026-08-19T12:00:00Z,1.5\n", "trace[0].signal"),
-        ("time,bogus\n2026-08-19T12:00:00Z,1\n", "trace"),
-        ("signal\n1\n", "trace"),
-        ("time,signal\n", "trace"),
-        ("time,ready\n2026-08-19T12:00:00Z,maybe\n", "trace[0].ready"),
+    for (trace, path, message) in [
+        ("time,signal\n2026-08-19T12:00:00Z,-1\n", "trace[0].signal", "line 2, column `signal`: `-1` is not a count"),
+        ("time,signal\n2026-08-19T12:00:00Z,1.5\n", "trace[0].signal", "`1.5` is not a count"),
+        (
+            "time,singal\n2026-08-19T12:00:00Z,1\n",
+            "trace",
+            "unknown trace column `singal` in the header; the columns are `time` (or `at`), `signal`, `capacity_headroom`",
+        ),
+        ("signal\n1\n", "trace", "needs a `time` column"),
+        ("time,signal\n", "trace", "no steps"),
+        (
+            "# a comment\n\ntime,ready\n2026-08-19T12:00:00Z,true\n\n2026-08-19T12:00:30Z,maybe\n",
+            "trace[1].ready",
+            "line 6, column `ready`: `maybe` is not true or false",
+        ),
+        ("time,signal\n2026-08-19T12:00:00Z,1,2\n", "trace[0]", "line 2 has 3 cells, the header 2"),
+        ("time,signal\n,1\n", "trace[0].time", "line 2 has no time"),
     ] {
         let error = parse_trace_csv(trace).unwrap_err();
         assert_eq!(error.code().as_str(), "invalid_field", "{trace}");
         assert_eq!(error.path(), path, "{trace}");
+        assert!(error.message().contains(message), "{trace}: {}", error.message());
     }
     let back_in_time = parse_trace_csv("time,signal\n2026-08-19T12:01:00Z,1\n2026-08-19T12:00:00Z,1\n").unwrap();
     let error = simulate(&contract, &SimulationOptions { initial_replicas: 1, actuation_delay_s: 0 }, &back_in_time)
@@ -150,4 +161,48 @@ fn json_input_with_csv_or_list_gives_the_same_simulation() {
     assert_eq!(scale_units_core::simulate::simulate_json(&both).unwrap_err().code().as_str(), "invalid_field");
     let unknown = format!(r#"{{"contract": {CONTRACT}, "trace": [], "speed": 2}}"#);
     assert_eq!(scale_units_core::simulate::simulate_json(&unknown).unwrap_err().path(), "speed");
+}
+
+proptest::proptest! {
+    /// Every scale decision is carried out, replaced while pending, or pending at the end, and
+    /// the counts say which; the steps and the summary agree on what ran.
+    #[test]
+    fn decisions_are_carried_out_replaced_or_pending(
+        signals in proptest::collection::vec(proptest::option::weighted(0.9, 0_u64..900), 1..40),
+        gaps in proptest::collection::vec(0_i64..90, 40),
+        delay in proptest::prop_oneof![proptest::strategy::Just(0_u64), 0_u64..200],
+    ) {
+        let mut at = 0_i64;
+        let mut trace = String::from("time,signal\n");
+        for (signal, gap) in signals.iter().zip(&gaps) {
+            let (minutes, seconds) = (at / 60, at % 60);
+            trace.push_str(&format!("2026-08-19T12:{minutes:02}:{seconds:02}Z,"));
+            if let Some(value) = signal {
+                trace.push_str(&value.to_string());
+            }
+            trace.push('\n');
+            at = (at + gap).min(59 * 60 + 59);
+        }
+        let sim = run(&trace, delay);
+        let s = &sim.summary;
+        let decisions = s.scale_ups + s.scale_downs;
+        let settled = s.scale_ups_carried_out + s.scale_downs_carried_out + s.replaced_scales;
+        proptest::prop_assert_eq!(decisions, settled + u64::from(s.pending_at_end.is_some()));
+        proptest::prop_assert_eq!(s.final_replicas, s.pending_at_end.as_ref().map_or(s.running_replicas_at_end, |p| p.to_replicas));
+        let last = sim.steps.last().unwrap();
+        proptest::prop_assert_eq!(last.replicas_after, s.running_replicas_at_end);
+        proptest::prop_assert_eq!(last.pending_replicas, s.pending_at_end.as_ref().map(|p| p.to_replicas));
+        if delay == 0 {
+            proptest::prop_assert_eq!(s.replaced_scales, 0);
+            proptest::prop_assert!(s.pending_at_end.is_none());
+        }
+        let mut changes = 0;
+        let mut running = 1;
+        for step in &sim.steps {
+            proptest::prop_assert_eq!(step.current_replicas, step.replicas_before);
+            changes += u64::from(step.replicas_before != running) + u64::from(step.replicas_after != step.replicas_before);
+            running = step.replicas_after;
+        }
+        proptest::prop_assert_eq!(changes, s.scale_ups_carried_out + s.scale_downs_carried_out);
+    }
 }

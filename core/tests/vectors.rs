@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use scale_units_core::conformance::Vector;
-use scale_units_core::{ContractCache, evaluate_json, validate_contract_json};
+use scale_units_core::{
+    ContractCache, Derivation, derive_json, diagnose_request_json, evaluate_json, validate_contract_json,
+};
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -39,6 +41,16 @@ fn run(vector_text: &str) -> Result<String, String> {
         Err(error) => Err((error.code().as_str(), error.message())),
     };
     vector.check(as_ref).map_err(|m| format!("{}: {m}", vector.id))?;
+    if vector.derivation.is_some() {
+        let derived = derive_json(&vector.request_text);
+        let as_ref = match &derived {
+            Ok(text) => Ok(text.as_str()),
+            Err(error) => Err((error.code().as_str(), error.message())),
+        };
+        vector.check_derivation(as_ref).map_err(|m| format!("{}: {m}", vector.id))?;
+    }
+    let diagnosis = diagnose_request_json(&vector.request_text).to_json();
+    vector.check_diagnosis(&diagnosis).map_err(|m| format!("{}: {m}", vector.id))?;
     if let Some(expected) = Vector::contract_digest(vector_text) {
         let request: serde_json::Value = serde_json::from_str(&vector.request_text).map_err(|e| e.to_string())?;
         let contract = request.get("contract").map(|c| c.to_string()).unwrap_or_default();
@@ -63,9 +75,10 @@ fn every_vector_passes_natively() {
     }
     files.sort();
     let known = known_failures(&root);
-    let (mut passed, mut failures) = (0, Vec::new());
+    let (mut passed, mut failures, mut diagnosed) = (0, Vec::new(), 0);
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap_or_default();
+        diagnosed += usize::from(Vector::parse(&text).is_ok_and(|v| v.diagnosis.is_some()));
         let id = Vector::parse(&text).map(|v| v.id).unwrap_or_else(|_| file.display().to_string());
         match (run(&text), known.contains(&id)) {
             (Ok(_), false) | (Err(_), true) => passed += 1,
@@ -77,7 +90,8 @@ fn every_vector_passes_natively() {
     }
     assert!(files.len() >= 12, "found only {} vectors below {}", files.len(), root.display());
     assert!(failures.is_empty(), "{} of {} vectors failed:\n{}", failures.len(), files.len(), failures.join("\n"));
-    eprintln!("{passed} vectors passed");
+    assert!(diagnosed >= 12, "only {diagnosed} vectors carry expect.diagnosis");
+    eprintln!("{passed} vectors passed, {diagnosed} with their whole diagnosis");
 }
 
 /// Every vector through one shared [`ContractCache`] (a small one, so that it also starts over),
@@ -102,4 +116,62 @@ fn every_vector_gives_the_same_outcome_through_a_contract_cache() {
     }
     assert!(compared >= 12, "compared only {compared} vectors");
     eprintln!("{compared} vectors gave the same outcome through the cache");
+}
+
+/// `derive_json` on every vector gives exactly `evaluate_json`'s error, or a derivation whose
+/// identity and outcome are the decision's, that reads back as the same value, and whose text
+/// ends with the decision.
+#[test]
+fn every_vector_derives_what_it_decides() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
+    let mut files = Vec::new();
+    collect(&root, &mut files);
+    files.sort();
+    let (mut derived, mut with_expectation) = (0, 0);
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let Ok(vector) = Vector::parse(&text) else { continue };
+        with_expectation += usize::from(vector.derivation.is_some());
+        match (evaluate_json(&vector.request_text), derive_json(&vector.request_text)) {
+            (Err(decided), Err(derivation)) => assert_eq!(decided, derivation, "{}", vector.id),
+            (Ok(decision), Ok(json)) => {
+                let decision: serde_json::Value =
+                    serde_json::from_str(&decision).unwrap_or_else(|e| panic!("{}: {e}", vector.id));
+                let derivation: Derivation = serde_json::from_str(&json)
+                    .unwrap_or_else(|e| panic!("{}: derivation does not read back: {e}", vector.id));
+                assert_eq!(derivation.to_json(), json, "{}: JSON round trip", vector.id);
+                let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+                for key in [
+                    "decision_id",
+                    "decision_digest",
+                    "contract_id",
+                    "evaluated_at",
+                    "current_replicas",
+                    "action",
+                    "desired_replicas",
+                    "reasons",
+                    "drain_required",
+                ] {
+                    assert_eq!(value.get(key), decision.get(key), "{}: {key}", vector.id);
+                }
+                let evidence = decision.get("evidence").and_then(|e| e.as_array()).cloned().unwrap_or_default();
+                assert_eq!(derivation.evidence.len(), evidence.len(), "{}: evidence", vector.id);
+                for (verdict, entry) in
+                    value.get("evidence").and_then(|e| e.as_array()).into_iter().flatten().zip(&evidence)
+                {
+                    for key in ["kind", "ref", "status", "code"] {
+                        assert_eq!(verdict.get(key), entry.get(key), "{}: evidence {key}", vector.id);
+                    }
+                }
+                let text = derivation.to_text();
+                let last = text.lines().last().unwrap_or_default();
+                assert!(last.starts_with("decision: "), "{}: {text}", vector.id);
+                derived += 1;
+            }
+            (decided, derivation) => panic!("{}: evaluate gave {decided:?}, derive gave {derivation:?}", vector.id),
+        }
+    }
+    assert!(derived >= 12, "derived only {derived} decisions");
+    assert!(with_expectation >= 15, "only {with_expectation} vectors carry expect.derivation");
+    eprintln!("{derived} derivations agree with their decisions; {with_expectation} vectors carry one");
 }

@@ -24,7 +24,7 @@ sys.path.insert(0, TOOLS)
 import seal  # noqa: E402
 
 GROUPS = ("validation", "errors", "signal", "capacity", "quota", "continuity", "safety",
-          "cooldown", "zero", "bounds", "identity", "differences")
+          "cooldown", "zero", "bounds", "identity", "differences", "derivation", "diagnosis")
 
 NOW = "2026-08-19T12:00:00Z"
 EVAL = "2026-08-19T12:00:00+00:00"   # evaluated_at for NOW
@@ -384,6 +384,25 @@ def bad_text(vid, description, text, code, message=None):
     if message is not None:
         err["message_contains"] = message
     _add(vid, description, {"request_json": text}, {"error": err})
+
+
+def diag(vid, description, req, faults, message=None, text=None):
+    """A multi-fault vector: the SPEC's first error (the first fault's code, and `message` when the
+    SPEC fixes it) plus the whole diagnosis, each fault (code, path, hint fragment) written by hand
+    in the order the checks run (DECISIONS.md, "Diagnosis"). `text` gives the request as exact JSON
+    text instead (request_json)."""
+    err = {"code": faults[0][0]}
+    if message is not None:
+        err["message_contains"] = message
+    diagnosis = []
+    for fault in faults:
+        code, path, hint = fault[:3]
+        entry = {"code": code, "path": path, "hint_contains": hint}
+        if len(fault) > 3:
+            entry["message_contains"] = fault[3]
+        diagnosis.append(entry)
+    body = {"request": req} if text is None else {"request_json": text}
+    _add(vid, description, body, {"error": err, "diagnosis": diagnosis})
 
 
 def replace_once(text, old, new):
@@ -2013,6 +2032,698 @@ def group_errors():
       "replicas_out_of_bounds", "current_replicas is below the contract floor")
 
 
+# ================================================================ derivation/
+#
+# Each vector is an ordinary SPEC 11 vector plus expect.derivation (issue 17): every number the
+# algorithm of SPEC 7 compared, written here by hand from the SPEC's arithmetic (the comment
+# above each vector works it out). seal.py copies decision_id, decision_digest and contract_id
+# from the sealed decision; nothing else is computed.
+
+OBS_U = "2026-08-19T11:59:00+00:00"   # T_OBS in UTC text (SPEC 8's evaluated_at form)
+EXP_U = "2026-08-19T12:05:00+00:00"   # T_EXP
+OLD_OBS_U = "2026-08-19T11:50:00+00:00"
+OLD_EXP_U = "2026-08-19T11:55:00+00:00"
+FUTURE_OBS_U = "2026-08-19T12:00:00.000001+00:00"
+
+
+def VD(entry, obs=OBS_U, exp=EXP_U, mismatch=None):
+    """The verdict of one decision evidence entry: its kind, ref, status and code, the window of
+    the observation (None for a missing one) and, for a mismatch, what was expected and found."""
+    missing = entry["status"] == "missing"
+    return {"kind": entry["kind"], "ref": entry["ref"], "status": entry["status"], "code": entry["code"],
+            "observed_at": None if missing else obs, "expires_at": None if missing else exp,
+            "mismatch": mismatch}
+
+
+def TARGET(value, target, ceil, min_replicas, floor, max_replicas, clamp, raw, action, step, desired,
+           signal="request_rate"):
+    return {"signal": signal, "value": value, "target": target, "ceil": ceil,
+            "min_replicas": min_replicas, "floor": floor, "max_replicas": max_replicas,
+            "clamp": clamp, "raw": raw, "action": action, "step": step, "desired": desired}
+
+
+def STEP(name, size, limit, capped):
+    return {"name": name, "size": size, "limit": limit, "capped": capped}
+
+
+def DEM(axis, per_replica, needed, status, allocatable=None, reserved=None, available=None, shortfall=None):
+    return {"axis": axis, "per_replica": per_replica, "needed": needed, "status": status,
+            "allocatable": allocatable, "reserved": reserved, "available": available,
+            "shortfall": shortfall}
+
+
+def QC(quota_ref, scope, axis, per_replica, used, limit, projected, over, multiplicative=False):
+    return {"quota_ref": quota_ref, "scope": scope, "axis": axis, "multiplicative": multiplicative,
+            "per_replica": per_replica, "used": used, "limit": limit, "projected": projected,
+            "over": over}
+
+
+def ENG(axis, allocatable, reserved, available, saturated):
+    return {"axis": axis, "allocatable": allocatable, "reserved": reserved, "available": available,
+            "saturated": saturated}
+
+
+def GROWTH(additional, capacity, quotas=(), engine=(), provider_at_limit=False, local_at_limit=False,
+           fired=False):
+    return {"gate": "growth", "additional": additional, "capacity": list(capacity),
+            "provider_quota_at_limit": provider_at_limit, "local_quota_at_limit": local_at_limit,
+            "quotas": list(quotas), "engine_authority": list(engine), "fired": fired}
+
+
+def SESSIONS(block, sessions, streams, fired):
+    return {"gate": "active_sessions", "block_scale_down_with_active": block,
+            "active_sessions": sessions, "active_streams": streams, "fired": fired}
+
+
+def COOLDOWN(field, seconds, last_action_at, elapsed_us, remaining_us, fired):
+    return {"gate": "cooldown", "cooldown": field, "cooldown_s": seconds, "last_action_at": last_action_at,
+            "elapsed_us": elapsed_us, "remaining_us": remaining_us, "fired": fired}
+
+
+def DRAIN(drain_required, drain_seconds, max_drain_seconds, fired):
+    return {"gate": "drain_bound", "drain_required": drain_required, "drain_seconds": drain_seconds,
+            "max_drain_seconds": max_drain_seconds, "fired": fired}
+
+
+def derivation(dec, evidence, checks=(), target=None, gates=()):
+    """The expected derivation of the hand-written decision dec: its identity (sealed later) and
+    outcome fields are the decision's own."""
+    return {
+        "decision_id": "", "decision_digest": "", "contract_id": "",
+        "evaluated_at": dec["evaluated_at"], "current_replicas": dec["current_replicas"],
+        "evidence": list(evidence), "checks": list(checks), "target": target, "gates": list(gates),
+        "action": dec["action"], "desired_replicas": dec["desired_replicas"],
+        "reasons": list(dec["reasons"]), "drain_required": dec["drain_required"],
+    }
+
+
+def derived(vid, description, req, dec, der):
+    """A vector with a decision and its derivation."""
+    assert dec["current_replicas"] == req["current_replicas"], vid
+    if dec["action"] in ("blocked", "hold"):
+        assert dec["desired_replicas"] == dec["current_replicas"], vid
+    assert [v["ref"] for v in der["evidence"]] == [e["ref"] for e in dec["evidence"]], vid
+    _add(vid, description, {"request": req},
+         {"decision": dec, "contract_digest": "", "derivation": der})
+
+
+# The default fits of the mcp demands (10 per replica on 10000 allocatable - 1000 reserved).
+def MCP_FITS(additional, cpu=None):
+    needed = additional * 10   # written per vector below; this only spells 2 x 10 = 20 once
+    rows = [cpu or DEM("cpu_milli", 10, needed, "fits", 10000, 1000, 9000, 0)]
+    for axis in ("memory_mib", "session_slots", "continuity_slots"):
+        rows.append(DEM(axis, 10, needed, "fits", 10000, 1000, 9000, 0))
+    return rows
+
+
+def group_derivation():
+    mcp_ev = [VD(e) for e in MCP_OK]
+
+    # ceil(640 / 100) = 7 (6.4 rounded up); floor max(2, 1) = 2; raw max(2, min(12, 7)) = 7 > 3:
+    # scale up, limit 3 + 2 = 5 < 7 so desired 5 (capped). C4: additional 5 - 3 = 2; cpu 2 x 500
+    # = 1000 against 10000 - 6000 = 4000 (used 2500 is not headroom); the other axes 2 x 10 = 20
+    # against 9000; provider 40 + 2 x 10 = 60 <= 100.
+    c = contract("mcp", policy__min_replicas=2, policy__max_replicas=12)
+    c["replica_demands"][0]["per_replica"] = 500
+    r = request(c, current=3, value=640,
+                capacities=caps_for(c, over={"cpu_milli": dict(allocatable=10000, reserved=6000, used=2500)}),
+                quotas=[quo(limit=100, used=40)])
+    dec = decision(3, 5, "scale_up", ["target_tracking"], MCP_OK)
+    derived("derivation/target-step-capped-within-bounds",
+            "ceil(640 / 100) = 7 within [2, 12], capped by scale_up_step 2 to 5; every growth check fits.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(640, 100, 7, 2, 2, 12, None, 7, "scale_up",
+                                             STEP("scale_up_step", 2, 5, True), 5),
+                               gates=[GROWTH(2, MCP_FITS(2, DEM("cpu_milli", 500, 1000, "fits", 10000, 6000, 4000, 0)),
+                                             [QC("provider:llm", "provider_global", "provider_global_quota",
+                                                 10, 40, 100, 60, False)])]))
+
+    # ceil(1500 / 100) = 15 > max 8: raw 8 (clamped to max_replicas); limit 7 + 2 = 9 >= 8, so
+    # desired 8 (not capped). C4: additional 1; 1 x 10 = 10 per axis; provider 0 + 10 <= 100.
+    r = request("mcp", current=7, value=1500)
+    dec = decision(7, 8, "scale_up", ["target_tracking"], MCP_OK)
+    derived("derivation/target-clamped-to-max-step-not-binding",
+            "ceil(1500 / 100) = 15 is lowered to max_replicas 8; the step limit 7 + 2 = 9 does not bind.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(1500, 100, 15, 1, 1, 8, "max_replicas", 8, "scale_up",
+                                             STEP("scale_up_step", 2, 9, False), 8),
+                               gates=[GROWTH(1, MCP_FITS(1),
+                                             [QC("provider:llm", "provider_global", "provider_global_quota",
+                                                 10, 0, 100, 10, False)])]))
+
+    # ceil(40 / 100) = 1 < floor 2: raw 2 (raised to the floor) < 5: scale down, limit 5 - 1 = 4
+    # > 2, so desired 4 (capped). C2(b): 0 sessions + 0 streams. C5: drain_required, 30 <= 300.
+    c = contract("mcp", policy__min_replicas=2)
+    r = request(c, current=5, value=40)
+    dec = decision(5, 4, "scale_down", ["target_tracking"], MCP_OK, drain=True)
+    derived("derivation/scale-down-floor-and-step",
+            "ceil(40 / 100) = 1 is raised to the floor 2; scale_down_step 1 caps 5 -> 4; sessions and drain bound pass.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(40, 100, 1, 2, 2, 8, "floor", 2, "scale_down",
+                                             STEP("scale_down_step", 1, 4, True), 4),
+                               gates=[SESSIONS(True, 0, 0, False), DRAIN(True, 30, 300, False)]))
+
+    # ceil(300 / 100) = 3 = current 3: hold [at_target], no step, no gate.
+    r = request("mcp", current=3, value=300)
+    dec = decision(3, 3, "hold", ["at_target"], MCP_OK)
+    derived("derivation/hold-at-target",
+            "ceil(300 / 100) = 3 equals the current count: hold at_target, no gate runs.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(300, 100, 3, 1, 1, 8, None, 3, "hold", None, 3)))
+
+    # ceil(250 / 100) = 3, limit 1 + 2 = 3 (not capped). C3: scale-up cooldown 30 s, last action
+    # 11:59:40, elapsed 20 s = 20 000 000 us < 30 000 000 us: hold, 10 000 000 us left.
+    cd = contract("mcp", policy__scale_up_cooldown_s=30, policy__scale_down_cooldown_s=300)
+    r = request(cd, last_action_at="2026-08-19T11:59:40Z")
+    dec = decision(1, 1, "hold", ["cooldown"], MCP_OK)
+    derived("derivation/cooldown-scale-up-holds",
+            "20 s after the last action a scale-up with a 30 s cooldown holds, 10 s left.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(250, 100, 3, 1, 1, 8, None, 3, "scale_up",
+                                             STEP("scale_up_step", 2, 3, False), 3),
+                               gates=[COOLDOWN("scale_up_cooldown_s", 30, "2026-08-19T11:59:40+00:00",
+                                               20000000, 10000000, True)]))
+
+    # ceil(0 / 100) = 0 < floor 1: raw 1, limit 3 - 1 = 2 > 1, desired 2 (capped). C2(b) passes.
+    # C3: scale-down cooldown 300 s, last action 11:54:00, elapsed 360 s >= 300 s: passes, 0 left.
+    # C5: drain_required, 30 <= 300.
+    r = request(cd, current=3, value=0, last_action_at="2026-08-19T11:54:00Z")
+    dec = decision(3, 2, "scale_down", ["target_tracking"], MCP_OK, drain=True)
+    derived("derivation/cooldown-scale-down-elapsed",
+            "360 s after the last action the 300 s scale-down cooldown has passed: scale down 3 -> 2 with a drain.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(0, 100, 0, 1, 1, 8, "floor", 1, "scale_down",
+                                             STEP("scale_down_step", 1, 2, True), 2),
+                               gates=[SESSIONS(True, 0, 0, False),
+                                      COOLDOWN("scale_down_cooldown_s", 300, "2026-08-19T11:54:00+00:00",
+                                               360000000, 0, False),
+                                      DRAIN(True, 30, 300, False)]))
+
+    # As above with last action 11:55:00.000001: elapsed 299.999999 s = 299 999 999 us <
+    # 300 000 000 us: hold, 1 us left.
+    r = request(cd, current=3, value=0, last_action_at="2026-08-19T11:55:00.000001Z")
+    dec = decision(3, 3, "hold", ["cooldown"], MCP_OK)
+    derived("derivation/cooldown-one-microsecond-short",
+            "299.999999 s into a 300 s scale-down cooldown: hold with 1 microsecond left.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(0, 100, 0, 1, 1, 8, "floor", 1, "scale_down",
+                                             STEP("scale_down_step", 1, 2, True), 2),
+                               gates=[SESSIONS(True, 0, 0, False),
+                                      COOLDOWN("scale_down_cooldown_s", 300, "2026-08-19T11:55:00.000001+00:00",
+                                               299999999, 1, True)]))
+
+    # ceil(250 / 100) = 3, desired 3, additional 2: cpu 20 <= 9000 fits; memory 2 x 10 = 20 >
+    # 1000 - 990 = 10: exhausted, short by 10, and the demand loop stops. Provider 0 + 20 <= 100.
+    mcp_c = contract("mcp")
+    r = request(mcp_c, capacities=caps_for(mcp_c, over={"memory_mib": dict(allocatable=1000, reserved=990)}))
+    dec = decision(1, 1, "blocked", ["capacity_exhausted"], MCP_OK)
+    derived("derivation/capacity-shortfall-memory",
+            "2 added replicas need 2 x 10 = 20 MiB against 1000 - 990 = 10 available: short by 10; later axes are not checked.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(250, 100, 3, 1, 1, 8, None, 3, "scale_up",
+                                             STEP("scale_up_step", 2, 3, False), 3),
+                               gates=[GROWTH(2, [DEM("cpu_milli", 10, 20, "fits", 10000, 1000, 9000, 0),
+                                                 DEM("memory_mib", 10, 20, "exhausted", 1000, 990, 10, 10)],
+                                             [QC("provider:llm", "provider_global", "provider_global_quota",
+                                                 10, 0, 100, 20, False)], fired=True)]))
+
+    # media_pool, target 300 000 ppm: ceil(900 000 / 300 000) = 3, limit 1 + 2 = 3, desired 3,
+    # additional 2. cpu and memory 2 x 10 = 20 <= 9000; gpu_count 2 x 1 = 2 <= 4 - 1 = 3;
+    # gpu_memory_mib 2 x 1024 = 2048 > 16384 - 15360 = 1024: short by 1024.
+    m = contract("media")
+    r = request(m, value=900000,
+                capacities=caps_for(m, over={"gpu_count": dict(allocatable=4, reserved=1),
+                                             "gpu_memory_mib": dict(allocatable=16384, reserved=15360)}))
+    media_ok = [A("signal", "metrics:gpu_utilization_ppm", "gpu_utilization_ppm"), CAP["cpu_milli"],
+                CAP["memory_mib"], CAP["gpu_count"], CAP["gpu_memory_mib"], SAFE]
+    dec = decision(1, 1, "blocked", ["capacity_exhausted"], media_ok)
+    derived("derivation/capacity-shortfall-gpu-memory",
+            "2 added GPU replicas fit gpu_count (2 of 3) but need 2 x 1024 = 2048 MiB of GPU memory against 1024: short by 1024.",
+            r, dec, derivation(dec, [VD(e) for e in media_ok],
+                               target=TARGET(900000, 300000, 3, 1, 1, 8, None, 3, "scale_up",
+                                             STEP("scale_up_step", 2, 3, False), 3,
+                                             signal="gpu_utilization_ppm"),
+                               gates=[GROWTH(2, [DEM("cpu_milli", 10, 20, "fits", 10000, 1000, 9000, 0),
+                                                 DEM("memory_mib", 10, 20, "fits", 10000, 1000, 9000, 0),
+                                                 DEM("gpu_count", 1, 2, "fits", 4, 1, 3, 0),
+                                                 DEM("gpu_memory_mib", 1024, 2048, "exhausted", 16384, 15360, 1024, 1024)],
+                                             fired=True)]))
+
+    # api_gateway with a tenant binding (10 per replica, multiplicative): ceil(250 / 100) = 3,
+    # limit 1 + 1 = 2 < 3, desired 2 (capped), additional 1. Demands 1 x 10 = 10 <= 9000. Quota:
+    # 95 < 100 so not at its limit, but 95 + 1 x 10 = 105 > 100: over by 5, capacity_exhausted.
+    t = api_with_quotas(tenant_binding(multiplicative=True))
+    r = request(t, quotas=[quo("tenant:acme", "tenant", limit=100, used=95)])
+    q_tenant = A("quota", "quota:tenant-acme", "tenant")
+    api_tenant_ok = [SIG_RR] + API_CAPS + [q_tenant, SAFE]
+    dec = decision(1, 1, "blocked", ["capacity_exhausted"], api_tenant_ok)
+    derived("derivation/local-quota-projection-over-limit",
+            "A tenant quota at 95 of 100 cannot take one more replica of 10: 95 + 1 x 10 = 105 > 100 (multiplicative changes no arithmetic).",
+            r, dec, derivation(dec, [VD(e) for e in api_tenant_ok],
+                               target=TARGET(250, 100, 3, 1, 1, 4, None, 3, "scale_up",
+                                             STEP("scale_up_step", 1, 2, True), 2),
+                               gates=[GROWTH(1, [DEM("cpu_milli", 10, 10, "fits", 10000, 1000, 9000, 0),
+                                                 DEM("memory_mib", 10, 10, "fits", 10000, 1000, 9000, 0),
+                                                 DEM("session_slots", 10, 10, "fits", 10000, 1000, 9000, 0)],
+                                             [QC("tenant:acme", "tenant", "cpu_milli", 10, 95, 100, 105, True,
+                                                 multiplicative=True)], fired=True)]))
+
+    # Provider-global: 81 + 2 x 10 = 101 > 100, over by 1. The limit 100 is never multiplied by
+    # a replica count (3 replicas would not make it 300).
+    r = request("mcp", quotas=[quo(limit=100, used=81)])
+    dec = decision(1, 1, "blocked", ["provider_quota_exhausted"], MCP_OK)
+    derived("derivation/provider-quota-not-multiplied",
+            "A provider-global quota of 100 at 81 used cannot take 2 replicas of 10: 81 + 2 x 10 = 101 > 100; the limit is never multiplied.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(250, 100, 3, 1, 1, 8, None, 3, "scale_up",
+                                             STEP("scale_up_step", 2, 3, False), 3),
+                               gates=[GROWTH(2, MCP_FITS(2),
+                                             [QC("provider:llm", "provider_global", "provider_global_quota",
+                                                 10, 81, 100, 101, True)], fired=True)]))
+
+    # used 100 >= limit 100: C4 step 2 (at its limit in phase A) and step 4 (100 + 20 = 120 >
+    # 100) both give provider_quota_exhausted, reported once.
+    r = request("mcp", quotas=[quo(limit=100, used=100)])
+    dec = decision(1, 1, "blocked", ["provider_quota_exhausted"], MCP_OK)
+    derived("derivation/provider-quota-at-limit",
+            "A provider quota with used == limit is at its limit (step 2) and over it once projected (step 4): one reason.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(250, 100, 3, 1, 1, 8, None, 3, "scale_up",
+                                             STEP("scale_up_step", 2, 3, False), 3),
+                               gates=[GROWTH(2, MCP_FITS(2),
+                                             [QC("provider:llm", "provider_global", "provider_global_quota",
+                                                 10, 100, 100, 120, True)], provider_at_limit=True, fired=True)]))
+
+    # query_reader, fsync_iops demand 0 per replica on 100 - 100 = 0 available: 1 x 0 = 0 fits.
+    # ceil(250 / 100) = 3, limit 1 + 1 = 2, desired 2 (capped), additional 1. Engine authority in
+    # order: read_admission_slots 9000, engine_bytes 9000, fsync_iops 0: saturated.
+    qc = contract("query")
+    qc["replica_demands"][4]["per_replica"] = 0
+    r = request(qc, capacities=caps_for(qc, over={"fsync_iops": dict(allocatable=100, reserved=100)}))
+    dec = decision(1, 1, "blocked", ["engine_authority_saturated"], QR_OK)
+    derived("derivation/engine-authority-saturated",
+            "Every demand fits (fsync_iops needs 0), but the engine authority axis fsync_iops has 100 - 100 = 0 available: saturated.",
+            r, dec, derivation(dec, [VD(e) for e in QR_OK],
+                               target=TARGET(250, 100, 3, 1, 1, 8, None, 3, "scale_up",
+                                             STEP("scale_up_step", 1, 2, True), 2),
+                               gates=[GROWTH(1, [DEM("cpu_milli", 10, 10, "fits", 10000, 1000, 9000, 0),
+                                                 DEM("memory_mib", 10, 10, "fits", 10000, 1000, 9000, 0),
+                                                 DEM("read_admission_slots", 10, 10, "fits", 10000, 1000, 9000, 0),
+                                                 DEM("engine_bytes", 10, 10, "fits", 10000, 1000, 9000, 0),
+                                                 DEM("fsync_iops", 0, 0, "fits", 100, 100, 0, 0)],
+                                             engine=[ENG("read_admission_slots", 10000, 1000, 9000, False),
+                                                     ENG("engine_bytes", 10000, 1000, 9000, False),
+                                                     ENG("fsync_iops", 100, 100, 0, True)], fired=True)]))
+
+    # ceil(0 / 100) = 0 < floor 1: raw 1, limit 3 - 1 = 2, desired 2 (capped). C2(b): 4 sessions
+    # + 1 stream > 0 with block_scale_down_with_active: blocked, drain required.
+    r = request("mcp", current=3, value=0, continuity=cont(active_sessions=4, active_streams=1))
+    dec = decision(3, 3, "blocked", ["active_sessions_block_drain"], MCP_OK, drain=True)
+    derived("derivation/active-sessions-block-drain",
+            "A scale-down 3 -> 2 with 4 sessions and 1 stream still active is blocked until they drain.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(0, 100, 0, 1, 1, 8, "floor", 1, "scale_down",
+                                             STEP("scale_down_step", 1, 2, True), 2),
+                               gates=[SESSIONS(True, 4, 1, True)]))
+
+    # As the scale-down above with drain_seconds 600 > max_drain_seconds 300: C2(b) passes (0 +
+    # 0), C5 blocks with drain_required.
+    r = request(contract("mcp", policy__drain_seconds=600), current=3, value=0)
+    dec = decision(3, 3, "blocked", ["drain_required"], MCP_OK, drain=True)
+    derived("derivation/drain-bound-blocks",
+            "A scale-down needing a 600 s drain against a 300 s max_drain_seconds is blocked.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(0, 100, 0, 1, 1, 8, "floor", 1, "scale_down",
+                                             STEP("scale_down_step", 1, 2, True), 2),
+                               gates=[SESSIONS(True, 0, 0, False), DRAIN(True, 600, 300, True)]))
+
+    # min_replicas 0 without scale-to-zero: floor raised to 1. ceil(250 / 100) = 3, raw 3 > 0,
+    # limit 0 + 2 = 2, desired 2 (capped). C1: current 0 and allow_scale_from_zero false: blocked.
+    r = request(contract("mcp", policy__min_replicas=0, policy__allow_scale_from_zero=False), current=0)
+    dec = decision(0, 0, "blocked", ["scale_from_zero_disabled"], MCP_OK)
+    derived("derivation/scale-from-zero-disabled",
+            "A unit at 0 (min_replicas 0, floor raised to 1) would grow to 2 but scaling from zero is off.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(250, 100, 3, 0, 1, 8, None, 3, "scale_up",
+                                             STEP("scale_up_step", 2, 2, True), 2),
+                               gates=[{"gate": "scale_from_zero", "allow_scale_from_zero": False, "fired": True}]))
+
+    # api_gateway, min 0 with scale-to-zero, scale_down_step 2: ceil(0 / 100) = 0, floor 0, raw 0,
+    # limit 1 - 2 at least 0 = 0, desired 0 (not capped). C2(a) does not apply (scale-to-zero
+    # allowed); C2(b): no continuity observation; C5: drain_required false.
+    z = contract("api", policy__min_replicas=0, policy__allow_scale_to_zero=True, policy__scale_down_step=2)
+    r = request(z, current=1, value=0)
+    dec = decision(1, 0, "scale_down", ["target_tracking"], API_OK)
+    derived("derivation/scale-to-zero",
+            "An idle stateless unit allowed to reach zero steps 1 -> 0; the step limit 1 - 2 stops at 0.",
+            r, dec, derivation(dec, [VD(e) for e in API_OK],
+                               target=TARGET(0, 100, 0, 0, 0, 4, None, 0, "scale_down",
+                                             STEP("scale_down_step", 2, 0, False), 0),
+                               gates=[SESSIONS(False, None, None, False), DRAIN(False, 0, 300, False)]))
+
+    # Phase A: signal expired at 11:55 (stale), no session_slots observation (missing), provider
+    # quota observed 1 us after now (stale). Reasons in A order; no target, no gate.
+    r = request(mcp_c, signal=sig("request_rate", 250, obs=OLD_OBS, exp=OLD_EXP),
+                capacities=caps_for(mcp_c, drop=("session_slots",)), quotas=[quo(obs=FUTURE_OBS)])
+    sig_stale = S("signal", "metrics:request_rate", "signal_stale")
+    q_stale = S("quota", "quota:provider-llm", "provider_quota_stale")
+    ev = [sig_stale, CAP["cpu_milli"], CAP["memory_mib"], MISSING_CAP("session_slots"),
+          CAP["continuity_slots"], q_stale, C_EXT, SAFE]
+    dec = decision(1, 1, "blocked", ["signal_stale", "capacity_missing", "provider_quota_stale"], ev)
+    derived("derivation/stale-and-missing-evidence",
+            "An expired signal, a missing capacity axis and a quota from the future: each verdict with its window, no target.",
+            r, dec, derivation(dec, [VD(sig_stale, OLD_OBS_U, OLD_EXP_U), VD(CAP["cpu_milli"]),
+                                     VD(CAP["memory_mib"]), VD(MISSING_CAP("session_slots")),
+                                     VD(CAP["continuity_slots"]), VD(q_stale, FUTURE_OBS_U, EXP_U),
+                                     VD(C_EXT), VD(SAFE)]))
+
+    # A1: in_flight is not the policy's request_rate; A3: a tenant-scoped observation for the
+    # provider-global binding.
+    r = request("mcp", signal=sig("in_flight", 250), quotas=[quo(scope="tenant")])
+    sig_b = B("signal", "metrics:in_flight", "signal_mismatch")
+    q_b = B("quota", "quota:provider-llm", "quota_scope_mismatch")
+    ev = [sig_b] + MCP_CAPS + [q_b, C_EXT, SAFE]
+    dec = decision(1, 1, "blocked", ["signal_mismatch", "quota_scope_mismatch"], ev)
+    derived("derivation/mismatches-name-both-sides",
+            "A signal and a quota scope that differ from the contract: each verdict names what was expected and found.",
+            r, dec, derivation(dec, [VD(sig_b, mismatch={"expected": "request_rate", "found": "in_flight"})]
+                               + [VD(e) for e in MCP_CAPS]
+                               + [VD(q_b, mismatch={"expected": "provider_global", "found": "tenant"}),
+                                  VD(C_EXT), VD(SAFE)]))
+
+    # Reason-only checks of phase A on a stateless api_gateway: an expired continuity observation
+    # (A4, no evidence entry), overloaded and noisy_neighbor (A5), last action 5 s = 5 000 000 us
+    # after now (A6).
+    r = request("api", continuity=cont(obs=OLD_OBS, exp=OLD_EXP),
+                safety=safe(overloaded=True, noisy_neighbor=True, reason_ref="incident:42"),
+                last_action_at="2026-08-19T12:00:05Z")
+    dec = decision(1, 1, "blocked",
+                   ["continuity_stale", "overload_shedding_active", "noisy_neighbor", "cooldown"], API_OK)
+    derived("derivation/phase-a-checks-without-evidence",
+            "Stateless continuity stale, overload, noisy neighbour and a future last action: four checks that add reasons without evidence entries.",
+            r, dec, derivation(dec, [VD(e) for e in API_OK],
+                               checks=[{"check": "continuity_stale", "observed_at": OLD_OBS_U,
+                                        "expires_at": OLD_EXP_U},
+                                       {"check": "overloaded", "reason_ref": "incident:42"},
+                                       {"check": "noisy_neighbor", "reason_ref": "incident:42"},
+                                       {"check": "last_action_in_future",
+                                        "last_action_at": "2026-08-19T12:00:05+00:00", "ahead_us": 5000000}]))
+
+    # SPEC 10.1: a gpu_count demand (1 per replica) outside required_capacity_axes, observed but
+    # expired. additional 2: the four declared axes fit (20 <= 9000), gpu_count needs 2 x 1 = 2 but
+    # its observation is stale: capacity_stale, numbers not read. Provider 0 + 20 <= 100.
+    u = contract("mcp")
+    u["replica_demands"].append({"axis": "gpu_count", "per_replica": 1})
+    r = request(u, capacities=caps_for(u, extra=[cap("gpu_count", 8, 0, obs=OLD_OBS, exp=OLD_EXP)]))
+    dec = decision(1, 1, "blocked", ["capacity_stale"], MCP_OK)
+    derived("derivation/undeclared-demand-axis-stale",
+            "SPEC 10.1: a demand on an axis outside required_capacity_axes whose observation expired stops growth as capacity_stale.",
+            r, dec, derivation(dec, mcp_ev,
+                               target=TARGET(250, 100, 3, 1, 1, 8, None, 3, "scale_up",
+                                             STEP("scale_up_step", 2, 3, False), 3),
+                               gates=[GROWTH(2, MCP_FITS(2) + [DEM("gpu_count", 1, 2, "stale")],
+                                             [QC("provider:llm", "provider_global", "provider_global_quota",
+                                                 10, 0, 100, 20, False)], fired=True)]))
+
+
+# ================================================================ diagnosis/
+
+def group_diagnosis():
+    """Several planted faults each; expect.diagnosis lists every one, in check order."""
+    F, C, P, O = "invalid_field", "invalid_contract", "invalid_policy", "invalid_observation"
+    STATELESS_BLOCK = "stateless continuity cannot block scale-down on active sessions"
+    DEFAULT_BLOCK = "`block_scale_down_with_active` is not written, so it takes its default true"
+
+    # dispatch_worker, the first draft of issue 18: stateless without the block flag, two required
+    # axes and the partition lease left out, a demand missing.
+    c = {"unit_ref": "unit:dispatch-worker", "surface": "dispatch_worker",
+         "policy": _policy("queue_depth"),
+         "allowed_signals": ["queue_depth", "consumer_lag"],
+         "required_capacity_axes": ["cpu_milli", "memory_mib"],
+         "replica_demands": _demands(["cpu_milli"]),
+         "continuity": {"mode": "stateless"}}
+    diag("diagnosis/dispatch-worker-first-draft",
+         "A first dispatch_worker draft: the stateless block flag left at its default, partition_slots and "
+         "lease_slots and the partition lease left out, no demand for memory_mib.",
+         request(c),
+         [(C, "contract.continuity", DEFAULT_BLOCK),
+          (C, "contract", "add `partition_slots`, `lease_slots` to `required_capacity_axes`, and to "
+                          "`replica_demands` a demand for `partition_slots`, `lease_slots`"),
+          (C, "contract", "`partition_lease` is not written, so every field takes its default (false, 0)"),
+          (C, "contract", "add to `replica_demands` a demand for `memory_mib`")],
+         STATELESS_BLOCK)
+
+    # ingest_worker: engine axes left out of the required axes and of engine_authority_axes (check
+    # 6 is not reported beside check 5), and a signal misspelt past any suggestion.
+    c = contract("ingest", required_capacity_axes=["cpu_milli", "memory_mib", "partition_slots", "lease_slots"],
+                 replica_demands=_demands(["cpu_milli", "memory_mib", "partition_slots", "lease_slots"]),
+                 engine_authority_axes=DEL, allowed_signals=["queue_depth", "backlog_age"])
+    diag("diagnosis/ingest-worker-engine-axes-left-out",
+         "ingest_worker without its engine axes (required and engine authority, the latter at its default []), "
+         "and an allowed signal with no near word (unreadable, so the signal checks are not judged).",
+         request(c, capacities=caps_for(c)),
+         [(F, "contract.allowed_signals[1]", "`backlog_age` is none of `queue_depth`"),
+          (C, "contract", "add `engine_write_bytes_per_s`, `fsync_iops` to `required_capacity_axes`, and to "
+                          "`replica_demands` a demand for `engine_write_bytes_per_s`, `fsync_iops`"),
+          (C, "contract", "`engine_authority_axes` is not written, so it takes its default []: write "
+                          "`\"engine_authority_axes\": [\"engine_write_bytes_per_s\", \"fsync_iops\"]`")])
+
+    # graphos_gateway drafted as stateless.
+    c = contract("graphos", continuity={"mode": "stateless"},
+                 allowed_signals=["request_rate", "in_flight", "queue_depth"],
+                 required_capacity_axes=["cpu_milli", "memory_mib", "read_admission_slots", "engine_bytes",
+                                         "fsync_iops"],
+                 engine_authority_axes=["read_admission_slots", "engine_bytes"])
+    diag("diagnosis/graphos-gateway-stateless-draft",
+         "graphos_gateway as stateless (default block flag, unsupported mode), a signal of another surface, "
+         "session_slots left out (its demand is there), an engine axis missing.",
+         request(c),
+         [(C, "contract.continuity", DEFAULT_BLOCK),
+          (C, "contract", "remove `queue_depth` from `allowed_signals`: graphos_gateway allows"),
+          (C, "contract", "add `session_slots` to `required_capacity_axes` (graphos_gateway requires"),
+          (C, "contract", "missing `fsync_iops`"),
+          (C, "contract", "set `continuity.mode` to `session_affine` or `externalized`")],
+         STATELESS_BLOCK)
+
+    # mcp_gateway: the target signal not allowed, continuity_slots and the provider binding left out.
+    c = contract("mcp", policy__target_signal="in_flight", allowed_signals=["request_rate"],
+                 required_capacity_axes=["cpu_milli", "memory_mib", "session_slots"],
+                 replica_demands=_demands(["cpu_milli", "memory_mib", "session_slots"]),
+                 quotas=[{"quota_ref": "tenant:team-a", "axis": "cpu_milli", "scope": "tenant", "per_replica": 1}])
+    diag("diagnosis/mcp-gateway-target-axes-and-provider-quota",
+         "mcp_gateway tracking in_flight without allowing it, without continuity_slots (axis and demand) and "
+         "without a provider-global binding.",
+         request(c, signal=sig("in_flight", 250)),
+         [(C, "contract", "add `in_flight` to `allowed_signals`"),
+          (C, "contract", "add `continuity_slots` to `required_capacity_axes`, and to `replica_demands` a demand "
+                          "for `continuity_slots`"),
+          (C, "contract", "`\"scope\": \"provider_global\"` on `provider_global_quota`")],
+         "target_signal must be in allowed_signals")
+
+    # Misspelt words: near ones are read as meant (nothing follows from them), a far one is unreadable.
+    c = contract("api", surface="API-Gateway", policy__target_signal="requestrate",
+                 continuity__mode="Stateless")
+    setp(c, "required_capacity_axes[0]", "cpu_mili")
+    setp(c, "replica_demands[2].axis", "sessions")
+    r = request(c, signal=sig("request-rate", 250), capacities=caps_for(contract("api")))
+    setp(r, "capacities[1].axis", "memory_mb")
+    diag("diagnosis/api-gateway-misspelt-words",
+         "Misspelt vocabulary words: each near one gets its did-you-mean and is read as meant; `sessions` is near "
+         "no axis and lists the vocabulary.",
+         r,
+         [(F, "contract.surface", "did you mean `api_gateway`?"),
+          (F, "contract.policy.target_signal", "did you mean `request_rate`?"),
+          (F, "contract.required_capacity_axes[0]", "did you mean `cpu_milli`?"),
+          (F, "contract.replica_demands[2].axis", "`sessions` is none of `cpu_milli`, `memory_mib`"),
+          (F, "contract.continuity.mode", "did you mean `stateless`?"),
+          (F, "signal.signal", "did you mean `request_rate`?"),
+          (F, "capacities[1].axis", "did you mean `memory_mib`?")])
+
+    # Unknown fields, and what their absence leaves at its default.
+    c = contract("api", policy__scale_up_step=2)
+    c["policy"]["max_replica"] = c["policy"].pop("max_replicas")
+    c["continuity"] = {"mode": "stateless", "drain_required": False, "block_scale_down_with_actives": False}
+    c["safety_requried"] = False
+    c["owner"] = "team-a"
+    r = request(c)
+    r["signals"] = r.pop("signal")
+    diag("diagnosis/unknown-fields-and-their-defaults",
+         "Misspelt field names get the nearest known field; the fields they meant take their defaults, and the "
+         "rules those defaults break say so.",
+         r,
+         [(F, "contract.policy.max_replica", "did you mean `max_replicas`?"),
+          (F, "contract.continuity.block_scale_down_with_actives", "did you mean `block_scale_down_with_active`?"),
+          (F, "contract.safety_requried", "did you mean `safety_required`?"),
+          (F, "contract.owner", "remove `owner`: `contract` has the fields `schema_version`, `unit_ref`"),
+          (F, "signals", "did you mean `signal`?"),
+          (P, "contract.policy", "`scale_up_step` is 2 and `max_replicas` is not written, so it takes its default 1"),
+          (C, "contract.continuity", DEFAULT_BLOCK)])
+
+    # Wrong JSON types, each with the expected type; what reads them is not judged.
+    r = request("api")
+    for path, value in [("contract.policy.min_replicas", 1.0), ("contract.policy.target", "100"),
+                        ("contract.policy.allow_scale_to_zero", "false"),
+                        ("contract.allowed_signals", "request_rate"),
+                        ("contract.replica_demands[0].per_replica", True),
+                        ("contract.safety_required", 1), ("current_replicas", "1")]:
+        setp(r, path, value)
+    diag("diagnosis/wrong-json-types",
+         "Seven values of the wrong JSON type, each with what to write instead; the rules that read them are not "
+         "judged.",
+         r,
+         [(F, "contract.policy.min_replicas", "write `min_replicas` as the whole number 1, without a decimal point"),
+          (F, "contract.policy.target", "write `target` as the number 100, without quotes"),
+          (F, "contract.policy.allow_scale_to_zero", "write `allow_scale_to_zero` as false, without quotes"),
+          (F, "contract.allowed_signals", "write `allowed_signals` as an array, such as [\"request_rate\"]"),
+          (F, "contract.replica_demands[0].per_replica", "write `per_replica` as a number in 0..=1000000000000000"),
+          (F, "contract.safety_required", "write `safety_required` as true: a boolean is true or false"),
+          (F, "current_replicas", "write `current_replicas` as the number 1, without quotes")])
+
+    # Numbers out of bounds, 10^20 among them (an integer past u64, not a float).
+    r = request("api", value=E15 * 10)
+    for path, value in [("contract.version", 0), ("contract.policy.max_replicas", 0),
+                        ("contract.policy.target", 10 ** 20), ("contract.policy.scale_down_cooldown_s", 90000),
+                        ("contract.replica_demands[1].per_replica", E15 * 10),
+                        ("capacities[2].reserved", 20000), ("current_replicas", 10001)]:
+        setp(r, path, value)
+    diag("diagnosis/numbers-out-of-bounds",
+         "Eight numbers outside their bounds: target 10^20 is reported as an integer past its bounds, max_replicas "
+         "0 is not used by the rules that read it, reserved over allocatable, replicas over 10000.",
+         None,
+         [(F, "contract.policy.target", "write `target` in 1..=1000000000000", "an integer past its bounds"),
+          (F, "contract.version", "set `version` to a value in 1..=2147483647"),
+          (F, "contract.policy.max_replicas", "set `max_replicas` to a value in 1..=10000"),
+          (F, "contract.policy.scale_down_cooldown_s", "set `scale_down_cooldown_s` to a value in 0..=86400"),
+          (F, "contract.replica_demands[1].per_replica", "set `per_replica` to a value in 0..=1000000000000000"),
+          (F, "signal.value", "set `value` to a value in 0..=1000000000000000"),
+          (O, "capacities[2]", "`reserved` 20000 is more than `allocatable` 10000"),
+          ("replicas_out_of_bounds", "current_replicas", "give the replicas running now, in 0..=10000")],
+         text=json.dumps(r))
+
+    # Refs, digests and times (query_reader, fsync_iops left out of the required axes).
+    c = contract("query", unit_ref="unit query-reader", contract_digest="sha256:" + "A" * 64,
+                 required_capacity_axes=["cpu_milli", "memory_mib", "read_admission_slots", "engine_bytes"])
+    r = request(c, last_action_at="2301-01-01T00:00:00Z", safety=safe(overloaded=True))
+    for path, value in [("signal.source_ref", "metrics:Bearer-abc"),
+                        ("capacities[0].source_digest", "sha512:" + "0" * 64),
+                        ("capacities[1].observed_at", "2026-08-19T11:59:00")]:
+        setp(r, path, value)
+    diag("diagnosis/refs-digests-and-times",
+         "A ref with a space, a credential in a ref, digests in upper case and of another algorithm, a time "
+         "without an offset and one past 2300, overload without a reason; the identity is not judged.",
+         r,
+         [("invalid_ref", "contract.unit_ref", "at character 5 is not allowed"),
+          ("invalid_digest", "contract.contract_digest", "write the hex digits in lower case"),
+          (C, "contract", "add `fsync_iops` to `required_capacity_axes` (query_reader requires"),
+          ("credential_in_ref", "signal.source_ref", "contains `bearer`"),
+          ("invalid_digest", "capacities[0].source_digest", "`sha512` is not supported"),
+          ("invalid_time", "capacities[1].observed_at", "add an offset to `observed_at`"),
+          (O, "safety", "add `reason_ref`"),
+          ("invalid_time", "last_action_at", "give `last_action_at` a time whose UTC year is in 2000..=2300")],
+         "must be a bounded opaque reference")
+
+    # Observation faults beside stale evidence, which is never a fault (media_pool).
+    c = contract("media", required_capacity_axes=["cpu_milli", "memory_mib", "gpu_count"])
+    caps = caps_for(contract("media"))
+    caps[0]["expires_at"] = caps[0]["observed_at"]
+    caps[1]["used"] = 2000
+    caps[2]["observed_at"], caps[2]["expires_at"] = OLD_OBS, OLD_EXP
+    caps.append(cap("cpu_milli", ref="capacity:cpu-second"))
+    r = request(c, signal=sig("gpu_utilization_ppm", -5), capacities=caps,
+                quotas=[quo("tenant:x", "tenant", limit=3, used=5)],
+                safety=safe(obs=OLD_OBS, exp=OLD_EXP))
+    diag("diagnosis/observation-faults-beside-stale-evidence",
+         "A negative signal, a capacity window that ends where it starts, used over reserved, a quota over its "
+         "limit and a duplicate axis are faults; the stale capacity and safety observations are not.",
+         r,
+         [(C, "contract", "add `gpu_memory_mib` to `required_capacity_axes` (media_pool requires"),
+          (O, "signal.value", "report the signal as 0 or more"),
+          (O, "capacities[0]", "is not after `observed_at`"),
+          (O, "capacities[1]", "`used` 2000 is more than `reserved` 1000"),
+          (O, "quotas[0]", "`used` 5 is more than `limit` 3"),
+          ("duplicate_observation", "capacities", "there is more than one for `cpu_milli`")],
+         "media_pool contract omitted a required hard capacity axis")
+
+    # Every rule of the policy, broken by max_replicas left at its default.
+    c = contract("api", policy={"min_replicas": 5, "target": 100, "target_signal": "request_rate",
+                                "allow_scale_to_zero": True, "scale_up_step": 3, "scale_down_step": 2},
+                 required_capacity_axes=["cpu_milli", "memory_mib"])
+    diag("diagnosis/api-gateway-policy-rules",
+         "min_replicas 5 with max_replicas at its default 1 breaks the four policy rules; session_slots left out; "
+         "current_replicas under the floor.",
+         request(c, current=1),
+         [(P, "contract.policy", "`min_replicas` is 5 and `max_replicas` is not written, so it takes its default 1: "
+                                 "raise `max_replicas` to at least 5"),
+          (P, "contract.policy", "set `min_replicas` to 0, or `allow_scale_to_zero` to false"),
+          (P, "contract.policy", "`scale_up_step` is 3 and `max_replicas` is not written"),
+          (P, "contract.policy", "`scale_down_step` is 2 and `max_replicas` is not written"),
+          (C, "contract", "add `session_slots` to `required_capacity_axes` (api_gateway requires"),
+          ("replicas_out_of_bounds", "current_replicas", "`current_replicas` is 1 and `min_replicas` is 5")],
+         "min_replicas cannot exceed max_replicas")
+
+    # dispatch_worker: a half-written partition lease, an externalized store left out.
+    c = contract("dispatch", partition_lease={"partitioned": True, "lease_required": True},
+                 continuity={"mode": "externalized"})
+    diag("diagnosis/dispatch-worker-half-written-lease",
+         "partitioned and lease_required without partitions_per_replica, lease_ttl_s and fencing (all at their "
+         "defaults), and externalized continuity without its store.",
+         request(c),
+         [(C, "contract.partition_lease", "`partitions_per_replica` is not written, so it takes its default 0"),
+          (C, "contract.partition_lease", "`fencing_required` is not written, so it takes its default false: set it "
+                                          "to true"),
+          (C, "contract.continuity", "add `external_store_ref`"),
+          (C, "contract", "set `fencing_required` to true in `partition_lease` (`fencing_required` not written: "
+                          "the default is false)")],
+         "partitioned surfaces require partitions_per_replica")
+
+    # connector_pool: a provider binding broken three ways, a repeated quota_ref.
+    c = contract("connector", required_capacity_axes=["cpu_milli", "memory_mib"],
+                 quotas=[{"quota_ref": "provider:crm", "axis": "cpu_milli", "scope": "provider_global",
+                          "per_replica": 0, "multiplicative": True},
+                         {"quota_ref": "provider:crm", "axis": "upstream_rate", "scope": "tenant",
+                          "per_replica": 1}])
+    diag("diagnosis/connector-pool-quota-bindings",
+         "A provider-global binding that multiplies, draws nothing and sits on an unsupported axis; its quota_ref "
+         "repeated; upstream_rate left out of the required axes (its demand is there).",
+         request(c, quotas=[quo("provider:crm", "provider_global")]),
+         [(C, "contract.quotas[0]", "set `multiplicative` to false"),
+          (C, "contract.quotas[0]", "set `per_replica` to what one replica draws from the provider quota"),
+          (C, "contract", "add `upstream_rate` to `required_capacity_axes` (connector_pool requires"),
+          (C, "contract", "there is more than one for `provider:crm`"),
+          (C, "contract", "set the `axis` of a provider-global binding to `upstream_rate` or `provider_global_quota`")],
+         "provider-global quota cannot be multiplied per replica")
+
+    # rlm_pool: repeats, an engine axis the surface does not have, gpu_memory_mib left out.
+    c = contract("rlm", allowed_signals=["queue_depth", "active_sessions", "queue_depth"],
+                 required_capacity_axes=["cpu_milli", "memory_mib", "gpu_count"],
+                 replica_demands=_demands(["cpu_milli", "memory_mib", "gpu_count", "cpu_milli"], 1),
+                 engine_authority_axes=["gpu_count"])
+    diag("diagnosis/rlm-pool-repeats-and-engine-axes",
+         "A repeated signal, gpu_memory_mib left out (axis and demand), an engine authority axis rlm_pool does not "
+         "have, a repeated demand axis.",
+         request(c, signal=sig("active_sessions", 25)),
+         [(C, "contract", "remove the repeated `queue_depth` from `allowed_signals`"),
+          (C, "contract", "add `gpu_memory_mib` to `required_capacity_axes`, and to `replica_demands` a demand for "
+                          "`gpu_memory_mib`"),
+          (C, "contract", "rlm_pool has no engine authority axes"),
+          (C, "contract", "there is more than one for `cpu_milli`")],
+         "allowed signal names must be unique")
+
+    # Stale and missing evidence blocks a decision; it is not a fault.
+    c = contract("api", contract_id="scale-unit:00000000000000000000000000000000")
+    stale = dict(obs=OLD_OBS, exp=OLD_EXP)
+    r = request(c, signal=sig("request_rate", 250, **stale),
+                capacities=[cap(a, **stale) for a in c["required_capacity_axes"]],
+                safety=DEL, last_action_at="2026-08-19T11:00:00")
+    diag("diagnosis/stale-evidence-is-not-a-fault",
+         "Every observation stale and safety missing (a blocked decision, not a fault) beside a contract_id that "
+         "is not the contract's and a last_action_at without an offset.",
+         r,
+         [("identity_mismatch", "contract.contract_id", "this contract's id is `scale-unit:"),
+          ("invalid_time", "last_action_at", "add an offset to `last_action_at`")],
+         "contract_id does not match immutable identity")
+
+
 def write_all():
     for g in GROUPS:
         d = os.path.join(ROOT, g)
@@ -2035,7 +2746,7 @@ def write_all():
 def main():
     for build in (group_validation, group_errors, group_signal, group_capacity, group_quota,
                   group_continuity, group_safety, group_cooldown, group_zero, group_bounds,
-                  group_identity, group_differences):
+                  group_identity, group_differences, group_derivation, group_diagnosis):
         build()
     write_all()
 

@@ -8,6 +8,8 @@ entry: those are written by hand in each vector. Given a vector it computes
   * expect.contract_digest         when the key is present in expect
   * the digest of each missing evidence entry written as the placeholder "M"
   * expect.decision.decision_id and decision_digest from the decision's own fields
+  * expect.derivation's decision_id, decision_digest and contract_id, copied from the decision
+    (a derivation names the decision it derives; its other fields are written by hand)
 
 Usage:
   seal.py FILE...           reseal the files in place
@@ -150,6 +152,10 @@ def decision_digest(decision):
     return D({"kind": "scale_decision", "identity": decision_identity(decision)})
 
 
+# The fields of expect.derivation that name its decision.
+DERIVATION_IDS = ("decision_id", "decision_digest", "contract_id")
+
+
 def seal(vector):
     """Return a copy of the vector with every hash-derived field recomputed."""
     vector = copy.deepcopy(vector)
@@ -166,6 +172,9 @@ def seal(vector):
     decision["decision_digest"] = decision_digest(decision)
     if "contract_digest" in expect:
         expect["contract_digest"] = contract_digest(contract)
+    if "derivation" in expect:
+        for key in DERIVATION_IDS:
+            expect["derivation"][key] = decision[key]
     return vector
 
 
@@ -192,6 +201,9 @@ def check(vector):
             m = missing_digest(entry["kind"], entry["ref"])
             if entry["digest"] != m:
                 problems.append("evidence[%d].digest: have %s, M{} is %s" % (i, entry["digest"], m))
+    for key in DERIVATION_IDS if "derivation" in expect else ():
+        if expect["derivation"].get(key) != want[key]:
+            problems.append("derivation.%s: have %s, the decision's is %s" % (key, expect["derivation"].get(key), want[key]))
     if "contract_digest" in expect and expect["contract_digest"] != contract_digest(contract):
         problems.append(
             "contract_digest: have %s, computed %s" % (expect["contract_digest"], contract_digest(contract))
