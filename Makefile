@@ -71,7 +71,9 @@ test-server: component redis-setup
 	$(CARGO) test --locked -p scale-units-server
 
 ## The `scale-units` command: every subcommand, every example and vector, bad input, and the real
-## binary serving (drain on SIGTERM, KEDA beside HTTP, a full disk).
+## binary serving (drain on SIGTERM, KEDA beside HTTP and over mutual TLS, a full disk, the
+## webhook's break glass and recovery, the audit log, the listeners' limits). The image's own test
+## is `make test-image` (it needs the release musl build and root).
 test-cli: component
 	$(CARGO) test --locked -p scale-units-cli
 
@@ -183,3 +185,70 @@ fuzz-ci: fuzz-setup
 ## Each fuzz target for FUZZ_LONG_SECONDS (default ten minutes).
 fuzz-long: fuzz-setup
 	$(call fuzz-run,$(FUZZ_LONG_SECONDS))
+
+# ---- The OCI image (deploy/image/), built without a daemon or a registry pull ------------------
+.PHONY: image-setup image-rootfs image test-image
+
+IMAGE_NAME ?= localhost/scale-units
+IMAGE_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
+IMAGE_TARGET := x86_64-unknown-linux-musl
+IMAGE_DIR := $(or $(CARGO_TARGET_DIR),target)/scale-units/image
+IMAGE_ROOTFS := $(IMAGE_DIR)/rootfs
+IMAGE_LAYOUT := $(IMAGE_DIR)/oci
+# Layers and config carry the last commit's time, so that a rebuild of the same commit is the same.
+IMAGE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE_CREATED := $(shell date -u -d @$(IMAGE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
+IMAGE_DESCRIPTION := Scale Units decision service: a fail-closed autoscaling evaluator as a Kubernetes admission webhook and KEDA external scaler
+
+## Debian's umoci (assembles OCI images without a daemon) and musl-gcc, the musl target: as root.
+image-setup:
+	@command -v umoci >/dev/null && command -v musl-gcc >/dev/null || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "umoci and musl-tools are missing: apt-get install umoci musl-tools (as root)" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq umoci musl-tools >/dev/null; }
+	rustup target add $(IMAGE_TARGET)
+
+## The image's root filesystem: the static binary, the component and its vectors, a non-root user.
+image-rootfs: component
+	command -v musl-gcc >/dev/null || $(MAKE) image-setup
+	CC_x86_64_unknown_linux_musl=musl-gcc $(CARGO) build --release --locked -p scale-units-cli --target $(IMAGE_TARGET)
+	rm -rf $(IMAGE_ROOTFS) && mkdir -p $(IMAGE_ROOTFS)/usr/local/bin $(IMAGE_ROOTFS)/opt/scale-units \
+	  $(IMAGE_ROOTFS)/etc $(IMAGE_ROOTFS)/var/cache/scale-units $(IMAGE_ROOTFS)/tmp
+	install -m 0755 $(or $(CARGO_TARGET_DIR),target)/$(IMAGE_TARGET)/release/scale-units $(IMAGE_ROOTFS)/usr/local/bin/scale-units
+	install -m 0644 $(or $(CARGO_TARGET_DIR),target)/scale-units/scale_units_evaluator.wasm $(IMAGE_ROOTFS)/opt/scale-units/
+	cp -r tests/vectors $(IMAGE_ROOTFS)/opt/scale-units/vectors
+	printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' > $(IMAGE_ROOTFS)/etc/passwd
+	printf 'root:x:0:\nnonroot:x:65532:\n' > $(IMAGE_ROOTFS)/etc/group
+	chmod 1777 $(IMAGE_ROOTFS)/tmp
+	chown -R 65532:65532 $(IMAGE_ROOTFS)/var/cache/scale-units 2>/dev/null || true
+	find $(IMAGE_ROOTFS) -exec touch -h -d @$(IMAGE_EPOCH) {} +
+
+## The OCI image layout $(IMAGE_DIR)/oci, tagged $(IMAGE_VERSION) ($(IMAGE_NAME):$(IMAGE_VERSION) in
+## deploy/kubernetes/); push it with `skopeo copy oci:$(IMAGE_LAYOUT):$(IMAGE_VERSION) docker://REGISTRY/scale-units:$(IMAGE_VERSION)`.
+image: image-setup image-rootfs
+	rm -rf $(IMAGE_LAYOUT)
+	umoci init --layout $(IMAGE_LAYOUT)
+	umoci new --image $(IMAGE_LAYOUT):$(IMAGE_VERSION)
+	umoci insert --image $(IMAGE_LAYOUT):$(IMAGE_VERSION) --history.created $(IMAGE_CREATED) \
+	  --history.created_by 'make image' $(IMAGE_ROOTFS) /
+	umoci config --image $(IMAGE_LAYOUT):$(IMAGE_VERSION) --created $(IMAGE_CREATED) --history.created $(IMAGE_CREATED) \
+	  --os linux --architecture amd64 --config.user 65532:65532 --config.workingdir / \
+	  --config.entrypoint /usr/local/bin/scale-units --config.cmd --help \
+	  --config.env SCALE_UNITS_COMPONENT=/opt/scale-units/scale_units_evaluator.wasm \
+	  --config.env SCALE_UNITS_CACHE_DIR=/var/cache/scale-units \
+	  --config.env PATH=/usr/local/bin \
+	  --config.label org.opencontainers.image.title=scale-units \
+	  --config.label "org.opencontainers.image.description=$(IMAGE_DESCRIPTION)" \
+	  --config.label org.opencontainers.image.version=$(IMAGE_VERSION) \
+	  --config.label org.opencontainers.image.licenses=Apache-2.0 \
+	  --config.label org.opencontainers.image.source=https://example.invalid/scale-units \
+	  --config.label org.opencontainers.image.revision=$$(git rev-parse HEAD 2>/dev/null || echo unknown) \
+	  --config.label org.opencontainers.image.created=$(IMAGE_CREATED) \
+	  --manifest.annotation org.opencontainers.image.ref.name=$(IMAGE_VERSION)
+	umoci gc --layout $(IMAGE_LAYOUT)
+	@echo "image $(IMAGE_NAME):$(IMAGE_VERSION) in $(IMAGE_LAYOUT) ($$(du -sh $(IMAGE_LAYOUT) | cut -f1))"
+
+## Unpacks the built image and runs `scale-units --version` and the conformance vectors from its
+## root filesystem, as its user (chroot, as root), and compares its config with the Containerfile.
+test-image: image
+	SCALE_UNITS_IMAGE_LAYOUT=$(abspath $(IMAGE_LAYOUT)) SCALE_UNITS_IMAGE_TAG=$(IMAGE_VERSION) \
+	  $(CARGO) test --locked -p scale-units-cli --test image -- --ignored

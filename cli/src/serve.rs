@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use scale_units_host::{ConformanceSuite, Policy, PolicyRegistry, default_cache_dir};
+use scale_units_server::audit::AuditLog;
 use scale_units_server::keda::{KedaConfig, KedaScaler};
+use scale_units_server::listen::Limits;
 use scale_units_server::service::{Service, ServiceConfig, termination_signal};
 use scale_units_server::units::Units;
 use scale_units_server::webhook::tls::TlsFiles;
@@ -17,7 +19,8 @@ use crate::Failure;
 const AFTER_HELP: &str = "\
 A listener outside loopback needs a token, and then evaluation needs it too. \
 Prints `listening on ADDR` on stdout once it accepts connections (and `keda external scaler \
-listening on ADDR` before it, with --keda-listen).";
+listening on ADDR` before it, with --keda-listen); then, unless --audit-log names a file, one \
+JSON line per decision served (the decision audit log).";
 
 /// `scale-units serve`'s options.
 #[derive(clap::Args)]
@@ -94,6 +97,39 @@ pub(crate) struct ServeArgs {
     /// How often an open StreamIsActive re-reads its unit, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     keda_stream_interval_ms: u64,
+    /// Serve the KEDA scaler over TLS with this PEM certificate chain (reloaded when it changes);
+    /// needs --keda-tls-key.
+    #[arg(long, value_name = "FILE")]
+    keda_tls_cert: Option<PathBuf>,
+    /// The KEDA listener's PEM private key (reloaded when it changes).
+    #[arg(long, value_name = "FILE")]
+    keda_tls_key: Option<PathBuf>,
+    /// Require KEDA to present a client certificate signed by a CA of this PEM file (KEDA's
+    /// tlsClientCert/tlsClientKey); needs --keda-tls-cert.
+    #[arg(long, value_name = "FILE")]
+    keda_client_ca: Option<PathBuf>,
+    /// Members of GROUP (a review's userInfo.groups) may override a webhook denial: allowed with a
+    /// warning, counted and audited (break glass). Repeatable; none by default.
+    #[arg(long = "override-group", value_name = "GROUP")]
+    override_groups: Vec<String>,
+    /// Append the decision audit log (one JSON line per decision served) to FILE instead of
+    /// stdout ("-").
+    #[arg(long, value_name = "FILE", default_value = "-")]
+    audit_log: PathBuf,
+    /// A KEDA answer repeating the unit's previous one is summarized, but written at least this
+    /// often, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 60000)]
+    audit_summary_ms: u64,
+    /// Time a new connection has for its TLS handshake and request head (HTTP: every request
+    /// head and the idle time between requests; gRPC: the HTTP/2 preface), in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10000)]
+    header_timeout_ms: u64,
+    /// Time a request has to be read and answered, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30000)]
+    request_timeout_ms: u64,
+    /// Connections open at once on each listener; past it new ones wait in the backlog.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    max_connections: usize,
 }
 
 /// The options, resolved.
@@ -113,6 +149,9 @@ struct ServeOptions {
     tls_key: Option<PathBuf>,
     keda_listen: Option<SocketAddr>,
     keda_stream_interval: Duration,
+    keda_tls: Option<TlsFiles>,
+    audit_log: PathBuf,
+    audit_summary: Duration,
 }
 
 /// Runs `scale-units serve ARGS`; returns the exit code.
@@ -166,6 +205,16 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     );
 
     let mut config = options.config;
+    let mut audit = if options.audit_log.as_os_str() == "-" {
+        AuditLog::stdout()
+    } else {
+        AuditLog::file(&options.audit_log).map_err(|error| {
+            Failure::Host(format!("cannot open the audit log {}: {error}", options.audit_log.display()))
+        })?
+    };
+    audit.summary_interval = options.audit_summary;
+    let audit = Arc::new(audit);
+    config.audit = Some(Arc::clone(&audit));
     if let Some(dir) = &options.units {
         let mut units =
             Units::builder(Arc::clone(&registry)).contracts_dir(dir).reload_interval(options.units_interval);
@@ -191,6 +240,9 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         config.tls = Some(TlsFiles::new(cert, key));
     }
 
+    if options.keda_tls.is_some() && options.keda_listen.is_none() {
+        return Err(Failure::Usage("--keda-tls-cert needs --keda-listen".to_owned()));
+    }
     let keda = match (options.keda_listen, &config.units) {
         (None, _) => None,
         (Some(_), None) => return Err(Failure::Usage("--keda-listen needs --units".to_owned())),
@@ -199,6 +251,9 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
                 .await
                 .map_err(|error| Failure::Host(format!("cannot listen on {address}: {error}")))?;
             let keda_config = KedaConfig {
+                tls: options.keda_tls.clone(),
+                limits: config.limits,
+                audit: Some(Arc::clone(&audit)),
                 stream_interval: options.keda_stream_interval,
                 shutdown_delay: config.shutdown_delay,
                 drain_timeout: config.drain_timeout,
@@ -254,6 +309,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
             }
         },
     };
+    audit.flush().await;
     Ok(if report.drained && keda_drained { 0 } else { crate::exit::FAILURE })
 }
 
@@ -277,7 +333,25 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         max_batch: args.max_batch,
         workers: args.workers.map_or(defaults.workers, |workers| workers.max(1)),
         admission_dry_run: args.webhook_dry_run,
+        override_groups: args.override_groups,
+        limits: Limits {
+            header_timeout: millis(args.header_timeout_ms).max(Duration::from_millis(10)),
+            request_timeout: millis(args.request_timeout_ms).max(Duration::from_millis(10)),
+            max_connections: args.max_connections.max(1),
+        },
         ..defaults
+    };
+    let keda_tls = match (args.keda_tls_cert, args.keda_tls_key, args.keda_client_ca) {
+        (None, None, None) => None,
+        (Some(cert), Some(key), ca) => {
+            let files = TlsFiles::new(cert, key);
+            Some(match ca {
+                Some(ca) => files.client_ca(ca),
+                None => files,
+            })
+        }
+        (None, None, Some(_)) => return Err("--keda-client-ca needs --keda-tls-cert and --keda-tls-key".to_owned()),
+        _ => return Err("--keda-tls-cert and --keda-tls-key go together".to_owned()),
     };
     Ok(ServeOptions {
         listen: args.listen,
@@ -295,5 +369,8 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         tls_key: args.tls_key,
         keda_listen: args.keda_listen,
         keda_stream_interval: millis(args.keda_stream_interval_ms).max(Duration::from_millis(10)),
+        keda_tls,
+        audit_log: args.audit_log,
+        audit_summary: millis(args.audit_summary_ms),
     })
 }

@@ -33,8 +33,21 @@ fn sigterm_flips_ready_first_and_drains_every_request_in_flight() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut line).unwrap();
     let address: std::net::SocketAddr = line.trim().strip_prefix("listening on ").unwrap().parse().unwrap();
+    // The rest of stdout is the decision audit log (read, as a container runtime does): one line
+    // per evaluation, every one written before the process exits.
+    let audit = std::thread::spawn(move || {
+        let mut evaluations = 0usize;
+        for line in stdout.lines() {
+            let line = line.unwrap();
+            if line.starts_with('{') && line.contains("\"source\":\"evaluate\"") {
+                evaluations += 1;
+            }
+        }
+        evaluations
+    });
 
     // A batch that takes a while: it must be in flight when the listener closes (16 000 decisions,
     // about 50 MB: well over the 500 ms it needs even as evaluation gets faster).
@@ -96,6 +109,8 @@ fn sigterm_flips_ready_first_and_drains_every_request_in_flight() {
         .expect("the drain line");
     assert!(in_flight >= 1, "the batch was in flight when the listener closed:\n{stderr}");
     assert!(answered > 0);
+    let evaluations = audit.join().unwrap();
+    assert!(evaluations >= answered + 16000, "{evaluations} audit lines for {answered} + 16000 decisions");
     eprintln!("{answered} answered before /ready flipped; the 16000-request batch took {took:?}\n{stderr}");
     // After the drain, nothing listens.
     assert!(Client::new(address).get("/health").is_err());

@@ -36,7 +36,7 @@ const SCRIPT: &str = r#"
 set -u
 mount -t tmpfs -o size=64k tmpfs "$1" || exit 90
 SCALE_UNITS_CACHE_DIR="$1/cache" "$4" serve --listen 127.0.0.1:0 --token-file "$2" --watch "$3" \
-  --watch-interval-ms 100 --shutdown-delay-ms 0 --drain-timeout-ms 10000 &
+  --watch-interval-ms 100 --shutdown-delay-ms 0 --drain-timeout-ms 10000 --audit-log /dev/null &
 echo "pid $!"
 wait $!
 echo "exit $?"

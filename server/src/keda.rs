@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `GetMetricSpec` | one metric, [`METRIC_NAME`], target size 1 (never fails) |
 //! | `GetMetrics` | the replicas the decision asks for: `desired_replicas` for `scale_up` and `scale_down`, `current_replicas` for `hold` and `blocked`; an error when there is no decision |
-//! | `IsActive` | `false` only when the decision is `scale_down` or `hold` to zero replicas (the contract allows zero); `true` otherwise, errors included |
+//! | `IsActive` | `false` when the decision is `scale_down` or `hold` to zero replicas (the contract allows zero), or `blocked` at zero; `true` otherwise, errors included |
 //! | `StreamIsActive` | the `IsActive` value at once, then each change, polled every [`KedaConfig::stream_interval`] |
 //! | `StreamMetricSpec` | `Unimplemented` (optional in KEDA, which then uses `GetMetricSpec`) |
 //!
@@ -20,6 +20,13 @@
 //! so stale evidence holds the unit where it is; and when there is no decision at all
 //! `GetMetrics` fails, which KEDA and the HPA answer by keeping the current count (the
 //! ScaledObject must not configure `fallback`, which would apply a fixed count instead).
+//!
+//! The listener keeps the limits of `crate::listen` (a connection cap, the HTTP/2 preface and the
+//! TLS handshake within the head deadline, a deadline per call) and may serve TLS
+//! ([`KedaConfig::tls`]), with client certificates required when a client CA is given (KEDA's
+//! external trigger sends `tlsClientCert`/`tlsClientKey` and checks the server with `caCert`).
+//! Every answer that reads a decision is written to the audit log ([`KedaConfig::audit`]), a
+//! repeated answer summarized.
 
 pub mod proto;
 mod units;
@@ -31,8 +38,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
-use tokio_stream::StreamExt as _;
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use proto::external_scaler_server::{ExternalScaler, ExternalScalerServer};
@@ -41,6 +47,10 @@ use proto::{
     ScaledObjectRef,
 };
 use scale_units_host::ActionKind;
+
+use crate::audit::{AuditLog, AuditRecord, Caller, DecisionFacts, ErrorFacts};
+use crate::listen::{Acceptor, Limits, Peer, Protocol};
+use crate::webhook::tls::TlsFiles;
 
 /// The one metric the scaler reports: the replica count the unit's decision settles on.
 pub const METRIC_NAME: &str = "scale-units-replicas";
@@ -90,12 +100,29 @@ pub trait DecisionSource: Send + Sync + 'static {
     /// # Errors
     /// [`SourceError`] when no decision can be made.
     fn reading(&self, namespace: &str, name: &str) -> impl Future<Output = Result<UnitReading, SourceError>> + Send;
+
+    /// [`Self::reading`], with what the audit log keeps of the decision: its facts and the digest
+    /// of the component that made it. Default: the reading alone.
+    fn audited_reading(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = (Result<UnitReading, SourceError>, Option<(DecisionFacts, String)>)> + Send {
+        async move { (self.reading(namespace, name).await, None) }
+    }
 }
 
-/// How the scaler runs. [`Default`]: a 5 s `StreamIsActive` poll and the service's drain (5 s
-/// delay, 20 s timeout).
+/// How the scaler runs. [`Default`]: a 5 s `StreamIsActive` poll, the service's drain (5 s
+/// delay, 20 s timeout), plaintext, the default [`Limits`], no audit log.
 #[derive(Clone, Debug)]
 pub struct KedaConfig {
+    /// Serve TLS with these files (reloaded when they change; ALPN `h2`); with a client CA, every
+    /// client must present a certificate it signed.
+    pub tls: Option<TlsFiles>,
+    /// The listener's connection cap and deadlines.
+    pub limits: Limits,
+    /// The decision audit log.
+    pub audit: Option<Arc<AuditLog>>,
     /// How often an open `StreamIsActive` re-reads its unit.
     pub stream_interval: Duration,
     /// After the shutdown signal: serve on for this long (the HTTP service's `shutdown_delay`).
@@ -107,6 +134,9 @@ pub struct KedaConfig {
 impl Default for KedaConfig {
     fn default() -> Self {
         Self {
+            tls: None,
+            limits: Limits::default(),
+            audit: None,
             stream_interval: Duration::from_secs(5),
             shutdown_delay: Duration::from_secs(5),
             drain_timeout: Duration::from_secs(20),
@@ -129,14 +159,16 @@ pub fn metric_value(reading: &UnitReading) -> Result<u64, Status> {
     }
 }
 
-/// Whether KEDA should keep the unit active: `false` only for a `scale_down` or `hold` decision
-/// whose `desired_replicas` is zero (the contract allows zero); `true` for everything else,
-/// `blocked` at zero, no contract and errors included, so that KEDA never scales a unit to zero
-/// on missing knowledge.
+/// Whether KEDA should keep the unit active: `false` for a `scale_down` or `hold` decision whose
+/// `desired_replicas` is zero (the contract allows zero), and for a `blocked` decision at zero
+/// replicas (blocked holds the current count: waking the unit to one replica is a change the
+/// decision did not allow); `true` for everything else, no contract and errors included, so that
+/// KEDA never scales a unit to zero on missing knowledge.
 pub fn is_active(reading: &Result<UnitReading, SourceError>) -> bool {
     !matches!(
         reading,
-        Ok(UnitReading::Decided { action: ActionKind::ScaleDown | ActionKind::Hold, desired_replicas: 0, .. })
+        Ok(UnitReading::Decided { action: ActionKind::ScaleDown | ActionKind::Hold, desired_replicas: 0, .. }
+            | UnitReading::Decided { action: ActionKind::Blocked, current_replicas: 0, .. })
     )
 }
 
@@ -181,16 +213,22 @@ impl<S: DecisionSource> KedaScaler<S> {
     ) -> Result<bool, tonic::transport::Error> {
         let stop_sender = Arc::clone(&self.stop_sender);
         let (shutdown_delay, drain_timeout) = (self.config.shutdown_delay, self.config.drain_timeout);
+        let limits = self.config.limits;
         let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
-        // tonic applies its own TCP_NODELAY only to listeners it binds; small replies must not
-        // wait for Nagle's algorithm.
-        let incoming = TcpListenerStream::new(listener).map(|stream| {
-            if let Ok(stream) = &stream {
-                let _ = stream.set_nodelay(true);
+        // The acceptor sets TCP_NODELAY (small replies must not wait for Nagle's algorithm), keeps
+        // the connection cap and the preface deadline, and completes TLS handshakes.
+        let incoming = match Acceptor::start(listener, self.config.tls.clone(), Protocol::Grpc, limits) {
+            Ok(acceptor) => acceptor.into_stream(),
+            Err(error) => {
+                eprintln!("scale-units serve: the KEDA external scaler cannot start: {error}");
+                return Ok(false);
             }
-            stream
-        });
+        };
         let server = tonic::transport::Server::builder()
+            .timeout(limits.request_timeout)
+            // A peer that stops answering pings is dropped; KEDA's connections stay open otherwise.
+            .http2_keepalive_interval(Some(Duration::from_secs(30)))
+            .http2_keepalive_timeout(Some(Duration::from_secs(10)))
             .add_service(ExternalScalerServer::new(self))
             .serve_with_incoming_shutdown(incoming, async {
                 let _ = close_rx.await;
@@ -219,11 +257,56 @@ impl<S: DecisionSource> KedaScaler<S> {
     }
 }
 
-/// The reading of the unit `reference` names; an unusable reference is a [`SourceError`] too.
-async fn read_unit<S: DecisionSource>(source: &S, reference: &ScaledObjectRef) -> Result<UnitReading, SourceError> {
-    let (namespace, name) = unit_of(reference)
-        .map_err(|status| SourceError { code: "invalid_argument".into(), message: status.message().into() })?;
-    source.reading(&namespace, &name).await
+/// The reading of the unit `reference` names (an unusable reference is a [`SourceError`] too),
+/// with its audit facts.
+async fn read_unit<S: DecisionSource>(
+    source: &S,
+    reference: &ScaledObjectRef,
+) -> (Result<UnitReading, SourceError>, Option<(DecisionFacts, String)>) {
+    match unit_of(reference) {
+        Ok((namespace, name)) => source.audited_reading(&namespace, &name).await,
+        Err(status) => (Err(SourceError { code: "invalid_argument".into(), message: status.message().into() }), None),
+    }
+}
+
+/// Writes the audit line of a KEDA answer (summarized when it repeats the unit's previous one).
+async fn audit_answer(
+    audit: Option<&AuditLog>,
+    call: &str,
+    reference: &ScaledObjectRef,
+    peer: Option<&Peer>,
+    reading: &Result<UnitReading, SourceError>,
+    facts: Option<(DecisionFacts, String)>,
+    answer: serde_json::Value,
+) {
+    let Some(audit) = audit else { return };
+    let mut record = AuditRecord::new("keda");
+    record.unit = Some(match unit_of(reference) {
+        Ok((namespace, name)) => format!("{namespace}/{name}"),
+        Err(_) => format!("{}/{}", reference.namespace, reference.name),
+    });
+    record.caller = Caller::peer(peer);
+    match facts {
+        Some((decision, component)) => {
+            record = record.decision(Some(decision));
+            record.component_digest = Some(component);
+        }
+        None => {
+            if let Ok(UnitReading::Decided { action, desired_replicas, current_replicas }) = reading {
+                record.action = Some(action.as_str().to_owned());
+                record.current = Some(*current_replicas);
+                record.desired = Some(*desired_replicas);
+            }
+        }
+    }
+    if let Err(error) = reading {
+        record.error = Some(ErrorFacts { code: error.code.clone(), message: error.message.clone() });
+    } else if let Ok(UnitReading::NoContract) = reading {
+        record.error =
+            Some(ErrorFacts { code: "unknown_unit".to_owned(), message: "no contract is registered".to_owned() });
+    }
+    record.detail = serde_json::json!({"call": call, "answer": answer});
+    audit.record_keda(record).await;
 }
 
 type ActiveStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<IsActiveResponse, Status>> + Send>>;
@@ -232,7 +315,11 @@ type SpecStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<GetMetricSpecRe
 #[tonic::async_trait]
 impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
     async fn is_active(&self, request: Request<ScaledObjectRef>) -> Result<Response<IsActiveResponse>, Status> {
-        let result = is_active(&read_unit(&*self.source, request.get_ref()).await);
+        let (reading, facts) = read_unit(&*self.source, request.get_ref()).await;
+        let result = is_active(&reading);
+        let peer = request.extensions().get::<Peer>();
+        let answer = serde_json::json!({"active": result});
+        audit_answer(self.config.audit.as_deref(), "IsActive", request.get_ref(), peer, &reading, facts, answer).await;
         Ok(Response::new(IsActiveResponse { result }))
     }
 
@@ -242,9 +329,11 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
         &self,
         request: Request<ScaledObjectRef>,
     ) -> Result<Response<Self::StreamIsActiveStream>, Status> {
+        let peer = request.extensions().get::<Peer>().cloned();
         let reference = request.into_inner();
         let (sender, receiver) = mpsc::channel(1);
         let source = Arc::clone(&self.source);
+        let audit = self.config.audit.clone();
         let mut stop = self.stop.clone();
         let interval = self.config.stream_interval.max(Duration::from_millis(10));
         tokio::spawn(async move {
@@ -257,8 +346,11 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
                     () = sender.closed() => return,
                     _ = stop.wait_for(|stopped| *stopped) => return,
                 }
-                let reading = read_unit(&*source, &reference).await;
+                let (reading, facts) = read_unit(&*source, &reference).await;
                 let active = is_active(&reading);
+                let answer = serde_json::json!({"active": active});
+                audit_answer(audit.as_deref(), "StreamIsActive", &reference, peer.as_ref(), &reading, facts, answer)
+                    .await;
                 if last != Some(active) {
                     if sender.send(Ok(IsActiveResponse { result: active })).await.is_err() {
                         return;
@@ -284,14 +376,21 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
     }
 
     async fn get_metrics(&self, request: Request<GetMetricsRequest>) -> Result<Response<GetMetricsResponse>, Status> {
+        let peer = request.extensions().get::<Peer>().cloned();
         let request = request.into_inner();
         let reference =
             request.scaled_object_ref.ok_or_else(|| Status::invalid_argument("GetMetrics needs a scaledObjectRef"))?;
         let (namespace, name) = unit_of(&reference)?;
-        let reading = self
-            .source
-            .reading(&namespace, &name)
-            .await
+        let (reading, facts) = self.source.audited_reading(&namespace, &name).await;
+        let metric = reading.as_ref().ok().map(metric_value);
+        let answer = match &metric {
+            Some(Ok(value)) => serde_json::json!({"metric": value}),
+            Some(Err(status)) => serde_json::json!({"status": format!("{:?}", status.code())}),
+            None => serde_json::json!({"status": "Unavailable"}),
+        };
+        audit_answer(self.config.audit.as_deref(), "GetMetrics", &reference, peer.as_ref(), &reading, facts, answer)
+            .await;
+        let reading = reading
             .map_err(|error| Status::unavailable(format!("no decision for unit {namespace}/{name}: {error}")))?;
         let replicas = metric_value(&reading)?;
         let value = i64::try_from(replicas).map_err(|_| Status::out_of_range("replica count past i64"))?;

@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 
+pub mod audit;
 pub mod keda;
+pub mod listen;
 pub mod service;
 pub mod units;
 pub mod webhook;

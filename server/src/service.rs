@@ -77,6 +77,13 @@ pub struct ServiceConfig {
     pub tls: Option<crate::webhook::tls::TlsFiles>,
     /// The admission webhook answers `allowed`, with the would-be denial as a warning.
     pub admission_dry_run: bool,
+    /// Members of these groups (`userInfo.groups` of a review) may override a denial of the
+    /// admission webhook: allowed with a warning, counted and audited (`webhook/breakglass.rs`).
+    pub override_groups: Vec<String>,
+    /// The decision audit log: one JSON line per decision served (`audit.rs`); `None`: none.
+    pub audit: Option<Arc<crate::audit::AuditLog>>,
+    /// The listener's connection cap and deadlines (`listen.rs`).
+    pub limits: crate::listen::Limits,
 }
 
 impl Default for ServiceConfig {
@@ -95,6 +102,9 @@ impl Default for ServiceConfig {
             units: None,
             tls: None,
             admission_dry_run: false,
+            override_groups: Vec::new(),
+            audit: None,
+            limits: crate::listen::Limits::default(),
         }
     }
 }
@@ -185,13 +195,14 @@ impl Service {
             tokio::spawn(Arc::clone(units).watch());
         }
         let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
-        let mut server = match self.shared.config.tls.clone() {
-            Some(files) => {
-                let listener = crate::webhook::tls::TlsListener::start(listener, files)?;
-                spawn_server(listener, self.router(), close_rx)
-            }
-            None => spawn_server(listener, self.router(), close_rx),
-        };
+        let limits = self.shared.config.limits;
+        let acceptor = crate::listen::Acceptor::start(
+            listener,
+            self.shared.config.tls.clone(),
+            crate::listen::Protocol::Http1,
+            limits,
+        )?;
+        let mut server = crate::listen::serve_http(acceptor, self.router(), limits, close_rx);
         tokio::select! {
             outcome = &mut server => {
                 outcome.map_err(std::io::Error::other)??;
@@ -228,22 +239,6 @@ impl Service {
         );
         Ok(DrainReport { in_flight_at_drain, drained })
     }
-}
-
-/// Serves `router` on `listener` (plain TCP, or TLS) until `close` fires.
-fn spawn_server<L>(
-    listener: L,
-    router: Router,
-    close: tokio::sync::oneshot::Receiver<()>,
-) -> tokio::task::JoinHandle<std::io::Result<()>>
-where
-    L: axum::serve::Listener,
-    L::Addr: std::fmt::Debug,
-{
-    let server = axum::serve(listener, router).with_graceful_shutdown(async {
-        let _ = close.await;
-    });
-    tokio::spawn(async move { server.await })
 }
 
 /// Completes on SIGTERM or SIGINT (Ctrl-C).
@@ -307,7 +302,8 @@ async fn ready(State(shared): Shared_) -> Response {
 }
 
 async fn metrics_text(State(shared): Shared_) -> Response {
-    let text = shared.metrics.render(&shared.registry, shared.ready.load(Ordering::SeqCst));
+    let text =
+        shared.metrics.render(&shared.registry, shared.ready.load(Ordering::SeqCst), shared.config.audit.as_deref());
     let mut response = text.into_response();
     response
         .headers_mut()
@@ -322,7 +318,43 @@ async fn not_found() -> Response {
 /// One evaluation's outcome, as the handlers send it.
 type Outcome = Result<Result<Served<String>, EvaluationError>, RegistryError>;
 
-async fn evaluate(State(shared): Shared_, headers: HeaderMap, body: Body) -> Response {
+/// The audit line of one evaluation: the contract's `unit_ref`, the decision or the error.
+fn audit_record(request: &str, outcome: &Outcome, caller: &crate::audit::Caller) -> crate::audit::AuditRecord {
+    #[derive(serde::Deserialize)]
+    struct Request {
+        contract: Contract,
+    }
+    #[derive(serde::Deserialize)]
+    struct Contract {
+        unit_ref: String,
+    }
+    let mut record = crate::audit::AuditRecord::new("evaluate");
+    record.unit = serde_json::from_str::<Request>(request).ok().map(|request| request.contract.unit_ref);
+    record.caller = caller.clone();
+    match outcome {
+        Ok(Ok(served)) => {
+            record = record.decision(crate::audit::DecisionFacts::from_json(&served.evaluated.decision));
+            record.component_digest = Some(served.evaluated.provenance.component_digest.clone());
+        }
+        Ok(Err(error)) => {
+            record.error = Some(crate::audit::ErrorFacts {
+                code: error.code().as_str().to_owned(),
+                message: error.message().to_owned(),
+            });
+        }
+        Err(error) => {
+            record.error = Some(crate::audit::ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
+        }
+    }
+    record
+}
+
+async fn evaluate(
+    State(shared): Shared_,
+    peer: Option<axum::Extension<crate::listen::Peer>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     if shared.config.token_for_evaluation
         && let Some(response) = authorize(&shared, &headers)
     {
@@ -351,17 +383,28 @@ async fn evaluate(State(shared): Shared_, headers: HeaderMap, body: Body) -> Res
         vec![text]
     };
     let worker = Arc::clone(&shared);
+    let caller = shared.config.audit.is_some().then(|| crate::audit::Caller::peer(peer.as_ref().map(|peer| &peer.0)));
     let outcomes = blocking(&shared, move || {
         let snapshot = worker.registry.snapshot();
-        requests.iter().map(|request| snapshot.evaluate_json(request)).collect::<Vec<Outcome>>()
+        let outcomes = requests.iter().map(|request| snapshot.evaluate_json(request)).collect::<Vec<Outcome>>();
+        // The audit lines are built here, off the async workers.
+        let records = caller.map(|caller| {
+            requests.iter().zip(&outcomes).map(|(request, outcome)| audit_record(request, outcome, &caller)).collect()
+        });
+        (outcomes, records)
     })
     .await;
-    let outcomes = match outcomes {
+    let (outcomes, records): (Vec<Outcome>, Option<Vec<crate::audit::AuditRecord>>) = match outcomes {
         Ok(outcomes) => outcomes,
         Err(response) => return response,
     };
     for outcome in &outcomes {
         count(&shared.metrics, outcome);
+    }
+    if let (Some(audit), Some(records)) = (&shared.config.audit, records) {
+        for record in &records {
+            audit.record(record).await;
+        }
     }
     if batch {
         let mut body = String::from("{\"results\":[");

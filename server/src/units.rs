@@ -144,6 +144,8 @@ struct Contract {
     contract_id: String,
     /// `policy.min_replicas`: a replica count every valid request accepts.
     min_replicas: u64,
+    /// `policy.max_replicas` (the admission webhook's recovery toward bounds).
+    max_replicas: u64,
     /// Axes whose capacity observations the evaluator reads (required, demand and engine axes).
     axes: Vec<String>,
     /// The `quota_ref` of each binding.
@@ -180,6 +182,8 @@ struct QuotaOf {
 struct PolicyOf {
     #[serde(default = "one")]
     min_replicas: u64,
+    #[serde(default = "one")]
+    max_replicas: u64,
 }
 
 fn one() -> u64 {
@@ -322,6 +326,11 @@ impl Units {
         self.contracts.load().get(key).map(|contract| contract.contract_id.clone())
     }
 
+    /// The `(min_replicas, max_replicas)` of the unit's contract, when one is loaded.
+    pub fn bounds(&self, key: &UnitKey) -> Option<(u64, u64)> {
+        self.contracts.load().get(key).map(|contract| (contract.min_replicas, contract.max_replicas))
+    }
+
     /// `now` as the evaluator receives it: the service's clock in whole seconds, UTC, `Z`.
     pub fn now(&self) -> String {
         timestamp((self.clock)()).strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
@@ -458,6 +467,7 @@ impl Units {
             text: compact,
             contract_id: identity.contract_id,
             min_replicas: shape.policy.min_replicas,
+            max_replicas: shape.policy.max_replicas,
             axes,
             quota_refs,
             source,

@@ -10,7 +10,13 @@
 //! unit without a contract is allowed with a warning. Evidence that cannot be read (Redis down)
 //! denies. A body that is not an `AdmissionReview` gets a well-formed denial, never a 500. In dry
 //! run, a denial is answered `allowed` with the would-be denial as a warning.
+//!
+//! Two ways past a denial, each allowed with a warning and counted: a workload outside its
+//! contract's bounds may move back toward them ([`recovery`]), and a member of an override group
+//! may break glass ([`breakglass`]). Every review is written to the audit log ([`Reviewed::record`]).
 
+pub mod breakglass;
+pub mod recovery;
 pub mod tls;
 
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
@@ -20,6 +26,7 @@ use kube_core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview,
 use scale_units_core::{ActionKind, Decision};
 use serde_json::Value;
 
+use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
 use crate::units::{UnitKey, UnitVerdict, Units};
 
 /// The audit annotation carrying the decision id of an admitted change (the API server prefixes
@@ -32,27 +39,97 @@ enum Outcome {
     Deny { message: String, decision_id: Option<String> },
 }
 
-/// A judged review: the answer, and the unit whose replica count it would change (a unit with a
-/// contract, its count changing), whose admission is recorded as its last scale action.
+/// A judged review: the answer, the unit whose replica count it would change (a unit with a
+/// contract, its count changing), whose admission is recorded as its last scale action, and what
+/// the audit log keeps of it.
 struct Judged {
     outcome: Outcome,
     changes: Option<UnitKey>,
+    facts: Facts,
+}
+
+/// What the audit log keeps of a judged review.
+#[derive(Default)]
+struct Facts {
+    unit: Option<String>,
+    change: Option<(u64, u64)>,
+    decision: Option<DecisionFacts>,
+    component_digest: Option<String>,
+    error: Option<ErrorFacts>,
+    recovery: bool,
+}
+
+/// How the webhook judges. [`Default`]: no dry run, no override group.
+#[derive(Clone, Debug, Default)]
+pub struct AdmissionOptions {
+    /// Answer every denial `allowed`, with the denial as a warning (`--webhook-dry-run`).
+    pub dry_run: bool,
+    /// Members of these groups may override a denial ([`breakglass`]).
+    pub override_groups: Vec<String>,
+}
+
+/// An answered review.
+#[derive(Clone, Debug)]
+pub struct Reviewed {
+    /// The response `AdmissionReview`, as JSON, always well-formed.
+    pub review: Value,
+    /// The audit line of the review (`None` for a body that is not a review).
+    pub record: Option<AuditRecord>,
+    /// The group through which a denial was overridden.
+    pub overridden: Option<String>,
+    /// Whether the change was allowed as a recovery toward the contract's bounds.
+    pub recovered: bool,
 }
 
 /// Answers one `AdmissionReview` body: the response review, as JSON, always well-formed.
 /// `dry_run` answers every denial `allowed`, with the denial as a warning.
 pub async fn review(units: &Units, body: &[u8], dry_run: bool) -> Value {
+    review_with(units, body, &AdmissionOptions { dry_run, ..AdmissionOptions::default() }).await.review
+}
+
+/// Answers one `AdmissionReview` body as `options` say, with its audit line.
+pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions) -> Reviewed {
+    let dry_run = options.dry_run;
+    let unanswerable = |review| Reviewed { review, record: None, overridden: None, recovered: false };
     let review: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
         Ok(review) => review,
         Err(error) => {
-            return malformed(body, &format!("the body is not an admission.k8s.io/v1 AdmissionReview: {error}"));
+            return unanswerable(malformed(
+                body,
+                &format!("the body is not an admission.k8s.io/v1 AdmissionReview: {error}"),
+            ));
         }
     };
     let request: AdmissionRequest<DynamicObject> = match review.try_into() {
         Ok(request) => request,
-        Err(_) => return malformed(body, "the AdmissionReview has no request"),
+        Err(_) => return unanswerable(malformed(body, "the AdmissionReview has no request")),
     };
-    let Judged { mut outcome, changes } = admit(units, &request).await;
+    let Judged { mut outcome, changes, facts } = admit(units, &request).await;
+    let username = request.user_info.username.clone().unwrap_or_default();
+    let groups = request.user_info.groups.clone().unwrap_or_default();
+    // Break glass: a member of an override group is let through a denial, never silently.
+    let mut overridden: Option<OverrideFacts> = None;
+    if let Outcome::Deny { message, decision_id } = &mut outcome {
+        let annotations = request.object.as_ref().and_then(|object| object.metadata.annotations.as_ref());
+        match breakglass::check(&options.override_groups, &username, &groups, annotations, jiff::Timestamp::now()) {
+            breakglass::Check::Granted(granted) => {
+                let change = facts
+                    .change
+                    .map_or_else(|| "the change".to_owned(), |(old, new)| format!("{old} -> {new} replicas"));
+                let against =
+                    decision_id.as_deref().map_or_else(|| "a denial".to_owned(), |id| format!("decision {id}"));
+                let mut warnings = vec![breakglass::warning(&granted, &change, &against)];
+                warnings.push(format!("scale-units: overridden denial: {message}"));
+                outcome = Outcome::Allow { warnings, decision_id: decision_id.clone() };
+                overridden = Some(granted);
+            }
+            breakglass::Check::Refused(why) => message.push_str(&format!("; override refused: {why}")),
+            breakglass::Check::NotAMember { annotated: true } => message.push_str(&format!(
+                "; the override annotations grant nothing: {username} is in none of the override groups"
+            )),
+            breakglass::Check::NotAMember { annotated: false } => {}
+        }
+    }
     // An admitted change (in dry run too: the change happens) starts the contract's cooldown for
     // the next decision. A server-side dry run (`kubectl --dry-run=server`) changes nothing.
     let admitted = dry_run || matches!(outcome, Outcome::Allow { .. });
@@ -61,12 +138,37 @@ pub async fn review(units: &Units, body: &[u8], dry_run: bool) -> Value {
         && let Some(key) = changes
         && let Err(error) = units.record_action(&key).await
     {
-        let decision_id = match &outcome {
-            Outcome::Allow { decision_id, .. } | Outcome::Deny { decision_id, .. } => decision_id.clone(),
-        };
         let message = format!("scale-units: {key}: the scale action cannot be recorded for its cooldown: {error}");
-        outcome = Outcome::Deny { message, decision_id };
+        match &mut outcome {
+            // An override stands: the cooldown is what cannot be kept, and the warning says so.
+            Outcome::Allow { warnings, .. } if overridden.is_some() => warnings.push(message),
+            Outcome::Allow { decision_id, .. } | Outcome::Deny { decision_id, .. } => {
+                let decision_id = decision_id.clone();
+                outcome = Outcome::Deny { message, decision_id };
+            }
+        }
     }
+    let mut record = AuditRecord::new("admission").decision(facts.decision);
+    record.unit = facts.unit;
+    record.caller = Caller { username: Some(username), groups: Some(groups), ..Caller::default() };
+    record.component_digest = facts.component_digest;
+    record.error = facts.error;
+    record.allowed = Some(dry_run || matches!(outcome, Outcome::Allow { .. }));
+    let group = overridden.as_ref().map(|granted| granted.group.clone());
+    record.overridden = overridden;
+    let message = match &outcome {
+        Outcome::Allow { warnings, .. } => warnings.join("; "),
+        Outcome::Deny { message, .. } => message.clone(),
+    };
+    record.detail = serde_json::json!({
+        "uid": request.uid,
+        "resource": format!("{}{}", request.resource.resource, request.sub_resource.as_deref().map(|sub| format!("/{sub}")).unwrap_or_default()),
+        "change": facts.change.map(|(from, to)| serde_json::json!({"from": from, "to": to})),
+        "dry_run": request.dry_run,
+        "webhook_dry_run": dry_run,
+        "recovery": facts.recovery,
+        "message": message,
+    });
     let mut response = AdmissionResponse::from(&request);
     match outcome {
         Outcome::Allow { warnings, decision_id } => {
@@ -90,7 +192,7 @@ pub async fn review(units: &Units, body: &[u8], dry_run: bool) -> Value {
             }
         }
     }
-    to_json(response)
+    Reviewed { review: to_json(response), record: Some(record), overridden: group, recovered: facts.recovery }
 }
 
 /// A denial for a body that cannot be read as a review, echoing its `request.uid` when there is one.
@@ -125,7 +227,11 @@ enum Workload {
 }
 
 async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judged {
-    let allow = || Judged { outcome: Outcome::Allow { warnings: Vec::new(), decision_id: None }, changes: None };
+    let allow = || Judged {
+        outcome: Outcome::Allow { warnings: Vec::new(), decision_id: None },
+        changes: None,
+        facts: Facts::default(),
+    };
     if request.operation != Operation::Update {
         return allow();
     }
@@ -142,6 +248,7 @@ async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judg
     let deny = |message: String| Judged {
         outcome: Outcome::Deny { message: format!("scale-units: {message}"), decision_id: None },
         changes: None,
+        facts: Facts::default(),
     };
     let (Some(old), Some(new)) = (&request.old_object, &request.object) else {
         return deny("an UPDATE review without object and oldObject".to_owned());
@@ -161,20 +268,70 @@ async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judg
         Err(error) => return deny(error.to_string()),
     };
     let change = format!("{key} {old} -> {new} replicas");
-    match units.evaluate(&key, Some(old)).await {
-        Ok(UnitVerdict::NoContract) => Judged {
-            outcome: Outcome::Allow {
-                warnings: vec![format!(
-                    "scale-units: {key} has no scale-unit contract; {old} -> {new} replicas not checked"
-                )],
+    let mut facts = Facts { unit: Some(key.to_string()), change: Some((old, new)), ..Facts::default() };
+    let bounds = units.bounds(&key);
+    // Below the floor the evaluator cannot decide (replicas_out_of_bounds): recovery alone judges,
+    // and needs no evidence.
+    if let Some((min, max)) = bounds
+        && old < min
+    {
+        facts.error = Some(ErrorFacts {
+            code: "replicas_out_of_bounds".to_owned(),
+            message: format!("current_replicas {old} is below the contract floor (min_replicas {min})"),
+        });
+        let outcome = match recovery::judge(&key.to_string(), old, new, (min, max)) {
+            recovery::Recovery::Toward(warning) => {
+                facts.recovery = true;
+                Outcome::Allow { warnings: vec![warning], decision_id: None }
+            }
+            recovery::Recovery::Refused(why) => {
+                Outcome::Deny { message: format!("scale-units: {change} denied: {why}"), decision_id: None }
+            }
+            // Unreachable (old < min); still a denial, never an unchecked change.
+            recovery::Recovery::Within => Outcome::Deny {
+                message: format!("scale-units: {change} denied: below the contract's floor"),
                 decision_id: None,
             },
-            changes: None,
+        };
+        return Judged { outcome, changes: Some(key), facts };
+    }
+    match units.decide(&key, Some(old)).await {
+        Ok(decided) => match decided.verdict {
+            UnitVerdict::NoContract => Judged {
+                outcome: Outcome::Allow {
+                    warnings: vec![format!(
+                        "scale-units: {key} has no scale-unit contract; {old} -> {new} replicas not checked"
+                    )],
+                    decision_id: None,
+                },
+                changes: None,
+                facts: Facts { unit: facts.unit, change: facts.change, ..Facts::default() },
+            },
+            UnitVerdict::Decided { decision, .. } => {
+                facts.decision = Some(DecisionFacts::of(&decision));
+                facts.component_digest = decided.provenance.map(|provenance| provenance.component_digest.clone());
+                let mut outcome = judge(&change, old, new, &decision);
+                // Above the ceiling, a move back toward it stands whatever the decision.
+                if let Outcome::Deny { message, decision_id } = &mut outcome
+                    && let Some(bounds) = bounds
+                {
+                    match recovery::judge(&key.to_string(), old, new, bounds) {
+                        recovery::Recovery::Toward(warning) => {
+                            facts.recovery = true;
+                            outcome = Outcome::Allow { warnings: vec![warning], decision_id: decision_id.clone() };
+                        }
+                        recovery::Recovery::Refused(why) => message.push_str(&format!("; {why}")),
+                        recovery::Recovery::Within => {}
+                    }
+                }
+                Judged { outcome, changes: Some(key), facts }
+            }
         },
-        Ok(UnitVerdict::Decided { decision, .. }) => {
-            Judged { outcome: judge(&change, old, new, &decision), changes: Some(key) }
+        Err(error) => {
+            facts.error = Some(ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
+            let denied = deny(format!("{change} denied: {error}"));
+            Judged { changes: Some(key), facts, ..denied }
         }
-        Err(error) => Judged { changes: Some(key), ..deny(format!("{change} denied: {error}")) },
     }
 }
 

@@ -29,7 +29,7 @@ use scale_units_server::keda::proto::{GetMetricsRequest, ScaledObjectRef};
 use scale_units_server::keda::{KedaConfig, KedaScaler, METRIC_NAME};
 use scale_units_server::service::{Service, ServiceConfig};
 use scale_units_server::units::{UnitKey, Units};
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::Running;
 use support::keda::{NOON, contracts_dir, gateway, next, observations, push, scaled_object, transcode};
 use tonic::transport::Channel;
@@ -196,10 +196,15 @@ async fn a_contract_that_allows_zero_deactivates_at_zero_and_only_then() {
     scaler.push("media", "transcode", &observations("media-pool", 0, 75)).await;
     assert_eq!(scaler.metric(&transcode()).await.unwrap(), 2);
     assert!(scaler.is_active(&transcode()).await);
-    // Stale evidence at zero is blocked, not a decision that allows zero: active.
+    // Stale evidence at zero is blocked, which holds zero: inactive, so that KEDA does not wake
+    // the unit to one replica the decision did not allow (issue 16; DECISIONS.md, KEDA).
     scaler.push("media", "transcode", &observations("media-pool", 0, 0)).await;
     scaler.clock.store(NOON + 120, Ordering::SeqCst);
     assert_eq!(scaler.metric(&transcode()).await.unwrap(), 0);
+    assert!(!scaler.is_active(&transcode()).await);
+    // Blocked above zero stays active: deactivating would let KEDA take the unit to zero.
+    scaler.push("media", "transcode", &json!({"current_replicas": 2})).await;
+    assert_eq!(scaler.metric(&transcode()).await.unwrap(), 2);
     assert!(scaler.is_active(&transcode()).await);
     assert!(scaler.stop().await);
 }

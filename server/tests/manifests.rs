@@ -24,7 +24,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Container, PodSpec, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, Namespace, PodSpec, Service};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use scale_units_host::{Candidate, Policy, PolicyRegistry};
 use scale_units_server::service::{Service as DecisionService, ServiceConfig};
@@ -117,6 +119,13 @@ struct Trigger {
     kind: String,
     metric_type: String,
     metadata: BTreeMap<String, String>,
+    authentication_ref: Option<AuthenticationRef>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AuthenticationRef {
+    name: String,
+    kind: Option<String>,
 }
 
 /// cert-manager's Certificate: the fields checked.
@@ -131,8 +140,24 @@ struct Certificate {
 #[serde(rename_all = "camelCase")]
 struct CertificateSpec {
     secret_name: String,
+    #[serde(default)]
     dns_names: Vec<String>,
     issuer_ref: Value,
+    #[serde(default)]
+    usages: Vec<String>,
+    #[serde(default, rename = "isCA")]
+    is_ca: bool,
+}
+
+/// The cert-manager Certificate named `name`.
+fn certificate_named(manifests: &BTreeMap<String, Vec<(String, Value)>>, name: &str) -> Certificate {
+    let found: Vec<&Value> = manifests["Certificate"]
+        .iter()
+        .map(|(_, document)| document)
+        .filter(|document| document["metadata"]["name"] == name)
+        .collect();
+    assert_eq!(found.len(), 1, "one Certificate {name}");
+    serde_json::from_value(found[0].clone()).unwrap()
 }
 
 /// The deployment's one container and its pod.
@@ -183,9 +208,15 @@ fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
         kinds,
         [
             "Certificate",
+            "ClusterIssuer",
+            "ClusterTriggerAuthentication",
             "ConfigMap",
             "Deployment",
             "Issuer",
+            "Kustomization",
+            "Namespace",
+            "NetworkPolicy",
+            "PodDisruptionBudget",
             "ScaledObject",
             "Service",
             "ValidatingWebhookConfiguration"
@@ -196,12 +227,19 @@ fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
     let _: Service = one(&manifests, "Service");
     let _: ConfigMap = one(&manifests, "ConfigMap");
     let _: ValidatingWebhookConfiguration = one(&manifests, "ValidatingWebhookConfiguration");
+    let _: Namespace = one(&manifests, "Namespace");
+    let _: PodDisruptionBudget = one(&manifests, "PodDisruptionBudget");
+    for (file, document) in &manifests["NetworkPolicy"] {
+        let _: NetworkPolicy = typed(file, document);
+    }
     for (file, document) in &manifests["ScaledObject"] {
         let scaled: ScaledObject =
             serde_json::from_value(document.clone()).unwrap_or_else(|error| panic!("{file}: {error}"));
         assert_eq!(scaled.api_version, "keda.sh/v1alpha1", "{file}");
     }
-    for (file, document) in manifests["Certificate"].iter().chain(&manifests["Issuer"]) {
+    for (file, document) in
+        manifests["Certificate"].iter().chain(&manifests["Issuer"]).chain(&manifests["ClusterIssuer"])
+    {
         assert_eq!(document["apiVersion"], "cert-manager.io/v1", "{file}");
     }
 }
@@ -289,9 +327,7 @@ fn the_webhook_calls_the_service_on_its_route_and_fails_closed() {
     let manifests = manifests();
     let webhook: ValidatingWebhookConfiguration = one(&manifests, "ValidatingWebhookConfiguration");
     let service: Service = one(&manifests, "Service");
-    let certificates = &manifests["Certificate"];
-    assert_eq!(certificates.len(), 1);
-    let certificate: Certificate = serde_json::from_value(certificates[0].1.clone()).unwrap();
+    let certificate = certificate_named(&manifests, "scale-units-webhook");
     let deployment: Deployment = one(&manifests, "Deployment");
     let (pod, container) = container(&deployment);
 
@@ -341,6 +377,7 @@ fn the_webhook_calls_the_service_on_its_route_and_fails_closed() {
     assert_eq!(metadata["cert-manager.io/inject-ca-from"], format!("{namespace}/{}", certificate.metadata.name));
     let issuer = &manifests["Issuer"][0].1;
     assert_eq!(certificate.spec.issuer_ref["name"], issuer["metadata"]["name"]);
+    assert_eq!(certificate.metadata.namespace.as_deref(), Some(namespace.as_str()));
 }
 
 #[test]
@@ -455,4 +492,212 @@ fn registry() -> PolicyRegistry {
     let digest = registry.stage(Candidate::new(common::component_bytes())).unwrap().digest;
     registry.activate(&digest).unwrap();
     registry
+}
+
+#[test]
+fn the_pod_passes_the_restricted_pod_security_standard() {
+    let manifests = manifests();
+    let deployment: Deployment = one(&manifests, "Deployment");
+    let (pod, container) = container(&deployment);
+    let pod_context = pod.security_context.as_ref().unwrap();
+    let context = container.security_context.as_ref().unwrap();
+    // runAsNonRoot (pod or container), a non-zero user, RuntimeDefault seccomp, no escalation,
+    // every capability dropped, not privileged, and a read-only root.
+    assert!(pod_context.run_as_non_root == Some(true) || context.run_as_non_root == Some(true));
+    assert!(pod_context.run_as_user.unwrap_or(0) > 0 && context.run_as_user.unwrap_or(1) > 0);
+    for seccomp in [pod_context.seccomp_profile.as_ref(), context.seccomp_profile.as_ref()].into_iter().flatten() {
+        assert_eq!(seccomp.type_, "RuntimeDefault");
+    }
+    assert!(pod_context.seccomp_profile.is_some() || context.seccomp_profile.is_some());
+    assert_eq!(context.allow_privilege_escalation, Some(false));
+    assert_ne!(context.privileged, Some(true));
+    assert_eq!(context.read_only_root_filesystem, Some(true));
+    let capabilities = context.capabilities.as_ref().unwrap();
+    assert_eq!(capabilities.drop.as_deref(), Some(&["ALL".to_owned()][..]));
+    assert!(capabilities.add.as_ref().is_none_or(Vec::is_empty), "restricted adds nothing but NET_BIND_SERVICE");
+    // No host namespaces, host ports or host paths; only the volume types `restricted` allows.
+    assert_ne!(pod.host_network, Some(true));
+    assert_ne!(pod.host_pid, Some(true));
+    assert_ne!(pod.host_ipc, Some(true));
+    assert!(container.ports.as_ref().unwrap().iter().all(|port| port.host_port.is_none()));
+    for volume in pod.volumes.as_ref().unwrap() {
+        let allowed = volume.config_map.is_some()
+            || volume.secret.is_some()
+            || volume.empty_dir.is_some()
+            || volume.projected.is_some()
+            || volume.downward_api.is_some();
+        assert!(allowed && volume.host_path.is_none(), "{}: a volume type restricted allows", volume.name);
+    }
+    // Resources: requests for CPU and memory, a memory limit.
+    let resources = container.resources.as_ref().unwrap();
+    let requests = resources.requests.as_ref().unwrap();
+    assert!(requests.contains_key("cpu") && requests.contains_key("memory"));
+    assert!(resources.limits.as_ref().unwrap().contains_key("memory"));
+    // The namespace enforces `restricted`, and it is the one the service lives in.
+    let namespace: Namespace = one(&manifests, "Namespace");
+    let labels = namespace.metadata.labels.as_ref().unwrap();
+    assert_eq!(labels["pod-security.kubernetes.io/enforce"], "restricted");
+    assert_eq!(deployment.metadata.namespace, namespace.metadata.name);
+}
+
+#[test]
+fn a_disruption_budget_and_network_policies_cover_the_pods_and_their_two_ports() {
+    let manifests = manifests();
+    let deployment: Deployment = one(&manifests, "Deployment");
+    let (_, container) = container(&deployment);
+    let labels = deployment.spec.as_ref().unwrap().template.metadata.as_ref().unwrap().labels.clone().unwrap();
+    let selects = |selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector| {
+        let wanted = selector.match_labels.as_ref().unwrap();
+        !wanted.is_empty() && wanted.iter().all(|(key, value)| labels.get(key) == Some(value))
+    };
+
+    let budget: PodDisruptionBudget = one(&manifests, "PodDisruptionBudget");
+    let spec = budget.spec.as_ref().unwrap();
+    assert!(selects(spec.selector.as_ref().unwrap()));
+    assert_eq!(budget.metadata.namespace, deployment.metadata.namespace);
+    // One replica: the budget must let a drain evict it (minAvailable 1 of 1 would block it forever).
+    let replicas = deployment.spec.as_ref().unwrap().replicas.unwrap();
+    match (&spec.max_unavailable, &spec.min_available) {
+        (Some(IntOrString::Int(max)), None) => assert!(*max >= 1),
+        (None, Some(IntOrString::Int(min))) => assert!(*min < replicas),
+        other => panic!("a budget as a count: {other:?}"),
+    }
+
+    // Every container port is admitted by a policy selecting the pods, and nothing else.
+    let policies: Vec<NetworkPolicy> =
+        manifests["NetworkPolicy"].iter().map(|(file, document)| typed(file, document)).collect();
+    let mut admitted = Vec::new();
+    for policy in &policies {
+        let spec = policy.spec.as_ref().unwrap();
+        assert!(selects(spec.pod_selector.as_ref().unwrap()), "{:?} selects the pods", policy.metadata.name);
+        assert_eq!(spec.policy_types.as_deref(), Some(&["Ingress".to_owned()][..]));
+        assert_eq!(policy.metadata.namespace, deployment.metadata.namespace);
+        for rule in spec.ingress.as_ref().unwrap() {
+            for port in rule.ports.as_ref().unwrap() {
+                let port = container_port(container, port.port.as_ref().unwrap());
+                admitted.push((port, rule.from.clone()));
+            }
+        }
+    }
+    let grpc = port_of(arg(container, "--keda-listen").unwrap());
+    let https = port_of(arg(container, "--listen").unwrap());
+    let mut ports: Vec<i32> = admitted.iter().map(|(port, _)| *port).collect();
+    ports.sort_unstable();
+    assert_eq!(ports, [https, grpc], "the two listeners, each once");
+    // gRPC from KEDA's namespace only.
+    let (_, from) = admitted.iter().find(|(port, _)| *port == grpc).unwrap();
+    let peers = from.as_ref().unwrap();
+    assert_eq!(peers.len(), 1);
+    let namespaces = peers[0].namespace_selector.as_ref().unwrap().match_labels.as_ref().unwrap();
+    assert_eq!(namespaces["kubernetes.io/metadata.name"], "keda");
+    // HTTPS from any source: the API server is not a pod a selector can name.
+    let (_, from) = admitted.iter().find(|(port, _)| *port == https).unwrap();
+    assert!(from.is_none());
+}
+
+#[test]
+fn keda_reaches_the_scaler_over_mutual_tls() {
+    let manifests = manifests();
+    let deployment: Deployment = one(&manifests, "Deployment");
+    let (pod, container) = container(&deployment);
+    // The server's pair and the client CA come from one Secret: cert-manager's `scale-units-grpc`,
+    // whose ca.crt is the CA that also signs KEDA's client certificate.
+    let cert = volume_of(pod, container, arg(container, "--keda-tls-cert").unwrap());
+    let key = volume_of(pod, container, arg(container, "--keda-tls-key").unwrap());
+    let ca = volume_of(pod, container, arg(container, "--keda-client-ca").unwrap());
+    assert_eq!((cert.name.as_str(), key.name.as_str()), (ca.name.as_str(), ca.name.as_str()));
+    assert!(arg(container, "--keda-client-ca").unwrap().ends_with("/ca.crt"), "cert-manager's ca.crt key");
+    let server = certificate_named(&manifests, "scale-units-grpc");
+    assert_eq!(ca.secret.as_ref().unwrap().secret_name.as_deref(), Some(server.spec.secret_name.as_str()));
+    let client = certificate_named(&manifests, "scale-units-keda-client");
+    assert_eq!(server.spec.issuer_ref, client.spec.issuer_ref, "one CA signs both");
+    assert_eq!(client.spec.usages, ["client auth"]);
+    assert_eq!(server.spec.usages, ["server auth"]);
+    assert_eq!(
+        client.metadata.namespace.as_deref(),
+        Some("keda"),
+        "a ClusterTriggerAuthentication reads KEDA's namespace"
+    );
+    // The issuer is the CA ClusterIssuer, backed by a CA certificate.
+    let issuer_name = server.spec.issuer_ref["name"].as_str().unwrap();
+    assert_eq!(server.spec.issuer_ref["kind"], "ClusterIssuer");
+    let issuer =
+        manifests["ClusterIssuer"].iter().find(|(_, issuer)| issuer["metadata"]["name"] == issuer_name).unwrap();
+    let ca_secret = issuer.1["spec"]["ca"]["secretName"].as_str().unwrap();
+    let authority = manifests["Certificate"]
+        .iter()
+        .map(|(_, document)| serde_json::from_value::<Certificate>(document.clone()).unwrap())
+        .find(|certificate| certificate.spec.secret_name == ca_secret)
+        .unwrap();
+    assert!(authority.spec.is_ca);
+    // The service's DNS name is on the serving certificate (KEDA checks it against scalerAddress).
+    let service: Service = one(&manifests, "Service");
+    let namespace = service.metadata.namespace.clone().unwrap();
+    assert!(server.spec.dns_names.contains(&format!("{}.{namespace}.svc", service.metadata.name.clone().unwrap())));
+
+    // KEDA's authentication hands the client Secret's three keys to the trigger.
+    let authentication = &manifests["ClusterTriggerAuthentication"];
+    assert_eq!(authentication.len(), 1);
+    let authentication = &authentication[0].1;
+    let targets: BTreeMap<&str, (&str, &str)> = authentication["spec"]["secretTargetRef"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|target| {
+            (target["parameter"].as_str().unwrap(), (target["name"].as_str().unwrap(), target["key"].as_str().unwrap()))
+        })
+        .collect();
+    let secret = client.spec.secret_name.as_str();
+    assert_eq!(
+        targets,
+        BTreeMap::from([
+            ("caCert", (secret, "ca.crt")),
+            ("tlsClientCert", (secret, "tls.crt")),
+            ("tlsClientKey", (secret, "tls.key"))
+        ])
+    );
+    for (file, document) in &manifests["ScaledObject"] {
+        let scaled: ScaledObject = serde_json::from_value(document.clone()).unwrap();
+        let reference = scaled.spec.triggers[0].authentication_ref.as_ref().unwrap_or_else(|| panic!("{file}"));
+        assert_eq!(reference.name, authentication["metadata"]["name"].as_str().unwrap(), "{file}");
+        assert_eq!(reference.kind.as_deref(), Some("ClusterTriggerAuthentication"), "{file}");
+    }
+}
+
+#[test]
+fn the_kustomization_lists_every_manifest_but_the_scaled_objects_and_names_the_built_image() {
+    let kustomization: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(deploy_dir().join("kustomization.yaml")).unwrap()).unwrap();
+    assert_eq!(kustomization["apiVersion"], "kustomize.config.k8s.io/v1beta1");
+    assert!(kustomization.get("namespace").is_none(), "a namespace transformer would move every resource");
+    let mut listed: Vec<String> =
+        kustomization["resources"].as_array().unwrap().iter().map(|file| file.as_str().unwrap().to_owned()).collect();
+    listed.sort();
+    let mut files: Vec<String> = std::fs::read_dir(deploy_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".yaml") && name != "kustomization.yaml" && !name.starts_with("scaledobject-"))
+        .collect();
+    files.sort();
+    assert_eq!(listed, files);
+
+    // The image is the one `make image` tags: the Makefile's IMAGE_NAME, the workspace version.
+    let makefile = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../Makefile")).unwrap();
+    let image_name = makefile
+        .lines()
+        .find_map(|line| line.strip_prefix("IMAGE_NAME ?= "))
+        .expect("the Makefile's IMAGE_NAME")
+        .trim();
+    let manifests = manifests();
+    let deployment: Deployment = one(&manifests, "Deployment");
+    let (_, container) = container(&deployment);
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(container.image.as_deref(), Some(format!("{image_name}:{version}").as_str()));
+    let images = kustomization["images"].as_array().unwrap();
+    assert_eq!(images[0]["name"], image_name);
+    assert_eq!(images[0]["newTag"], version);
+    // The service runs the component from the image, under the image's non-root user.
+    assert_eq!(arg(container, "--policy"), Some("/opt/scale-units/scale_units_evaluator.wasm"));
+    let (pod, _) = self::container(&deployment);
+    assert_eq!(pod.security_context.as_ref().unwrap().run_as_user, Some(65532));
 }

@@ -31,6 +31,8 @@ pub(crate) struct Metrics {
     responses: Mutex<BTreeMap<(&'static str, u16), u64>>,
     decisions: Mutex<BTreeMap<(String, String), u64>>,
     errors: Mutex<BTreeMap<String, u64>>,
+    overrides: Mutex<BTreeMap<String, u64>>,
+    recoveries: AtomicU64,
 }
 
 impl Metrics {
@@ -75,7 +77,40 @@ impl Metrics {
         *self.errors.lock().unwrap_or_else(PoisonError::into_inner).entry(code.to_owned()).or_default() += 1;
     }
 
-    pub(crate) fn render(&self, registry: &PolicyRegistry, ready: bool) -> String {
+    /// A denial overridden by a member of `group` (`webhook/breakglass.rs`).
+    pub(crate) fn admission_override(&self, group: &str) {
+        *self.overrides.lock().unwrap_or_else(PoisonError::into_inner).entry(group.to_owned()).or_default() += 1;
+    }
+
+    /// A change allowed as a recovery toward the contract's bounds (`webhook/recovery.rs`).
+    pub(crate) fn admission_recovery(&self) {
+        self.recoveries.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The admission and audit counters of issue 16.
+    fn render_operations(&self, out: &mut String, audit: Option<&crate::audit::AuditLog>) {
+        header(out, "admission_overrides_total", "counter", "Admission denials overridden (break glass), by group.");
+        for (group, count) in self.overrides.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            let _ = writeln!(out, "scale_units_admission_overrides_total{{group=\"{}\"}} {count}", escape(group));
+        }
+        header(out, "admission_recoveries_total", "counter", "Changes allowed as a recovery toward the bounds.");
+        let _ = writeln!(out, "scale_units_admission_recoveries_total {}", self.recoveries.load(Ordering::Relaxed));
+        if let Some(audit) = audit {
+            header(out, "audit_lines_total", "counter", "Lines queued to the decision audit log.");
+            let _ = writeln!(out, "scale_units_audit_lines_total {}", audit.written());
+            header(out, "audit_summarized_total", "counter", "Repeated KEDA answers summarized, not written.");
+            let _ = writeln!(out, "scale_units_audit_summarized_total {}", audit.summarized());
+            header(out, "audit_failed_total", "counter", "Audit records that could not be queued.");
+            let _ = writeln!(out, "scale_units_audit_failed_total {}", audit.failed());
+        }
+    }
+
+    pub(crate) fn render(
+        &self,
+        registry: &PolicyRegistry,
+        ready: bool,
+        audit: Option<&crate::audit::AuditLog>,
+    ) -> String {
         let mut out = String::new();
         header(&mut out, "requests_in_flight", "gauge", "HTTP requests being served.");
         let _ = writeln!(out, "scale_units_requests_in_flight {}", self.in_flight());
@@ -136,6 +171,7 @@ impl Metrics {
         let _ = writeln!(out, "scale_units_shadow_divergences_total {}", registry.divergences().1);
         header(&mut out, "ready", "gauge", "1 while ready for traffic, 0 from SIGTERM on.");
         let _ = writeln!(out, "scale_units_ready {}", u8::from(ready));
+        self.render_operations(&mut out, audit);
         out
     }
 }

@@ -86,6 +86,7 @@ async fn list(State(shared): Shared_, headers: HeaderMap) -> Response {
 
 async fn decision(
     State(shared): Shared_,
+    peer: Option<axum::Extension<crate::listen::Peer>>,
     headers: HeaderMap,
     Path((namespace, name)): Path<(String, String)>,
     uri: Uri,
@@ -105,7 +106,26 @@ async fn decision(
         Some(Ok(count)) => Some(count),
         Some(Err(_)) => return error_response(StatusCode::BAD_REQUEST, "invalid_field", "replicas takes a number"),
     };
-    match units.decide(&key, replicas).await {
+    let decided = units.decide(&key, replicas).await;
+    if let Some(audit) = &shared.config.audit {
+        let mut record = crate::audit::AuditRecord::new("unit");
+        record.unit = Some(key.to_string());
+        record.caller = crate::audit::Caller::peer(peer.as_ref().map(|peer| &peer.0));
+        match &decided {
+            Ok(decided) => {
+                record =
+                    record.decision(decided.decision_json.as_deref().and_then(crate::audit::DecisionFacts::from_json));
+                record.component_digest =
+                    decided.provenance.as_ref().map(|provenance| provenance.component_digest.clone());
+            }
+            Err(error) => {
+                record.error =
+                    Some(crate::audit::ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
+            }
+        }
+        audit.record(&record).await;
+    }
+    match decided {
         Ok(decided) => match (decided.verdict, decided.decision_json, decided.provenance) {
             (UnitVerdict::Decided { .. }, Some(decision), Some(provenance)) => json_response(
                 StatusCode::OK,
@@ -160,6 +180,19 @@ async fn admission(State(shared): Shared_, headers: HeaderMap, body: Body) -> Re
         Ok(body) => body,
         Err(_) => axum::body::Bytes::new(),
     };
-    let review = crate::webhook::review(&units, &body, shared.config.admission_dry_run).await;
-    json_response(StatusCode::OK, review.to_string())
+    let options = crate::webhook::AdmissionOptions {
+        dry_run: shared.config.admission_dry_run,
+        override_groups: shared.config.override_groups.clone(),
+    };
+    let reviewed = crate::webhook::review_with(&units, &body, &options).await;
+    if let Some(group) = &reviewed.overridden {
+        shared.metrics.admission_override(group);
+    }
+    if reviewed.recovered {
+        shared.metrics.admission_recovery();
+    }
+    if let (Some(audit), Some(record)) = (&shared.config.audit, &reviewed.record) {
+        audit.record(record).await;
+    }
+    json_response(StatusCode::OK, reviewed.review.to_string())
 }
