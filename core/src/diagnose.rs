@@ -33,6 +33,12 @@ pub struct Fault {
 }
 
 impl Fault {
+    /// A fault from its parts, for a face that carries a diagnosis across a boundary (the WIT
+    /// `fault` record). Checks nothing: the core's diagnosis functions are what find faults.
+    pub fn new(code: ErrorCode, message: impl Into<String>, path: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self { code, message: message.into(), path: path.into(), hint: hint.into() }
+    }
+
     /// The stable error code (SPEC §9).
     pub fn code(&self) -> ErrorCode {
         self.code
@@ -76,6 +82,12 @@ pub struct Diagnosis {
 impl Diagnosis {
     /// The most faults a diagnosis lists (a valid-shaped request has far fewer places to fail).
     pub const MAX_FAULTS: usize = 1000;
+
+    /// A diagnosis from its parts, for a face that carries one across a boundary (the WIT
+    /// `diagnosis` record): `faults` in order, and how many more were counted but not listed.
+    pub fn new(faults: Vec<Fault>, omitted: u64) -> Self {
+        Self { faults, omitted }
+    }
 
     /// The faults, first the SPEC's error.
     pub fn faults(&self) -> &[Fault] {

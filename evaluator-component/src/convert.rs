@@ -14,6 +14,23 @@ pub(crate) fn error(error: core::EvaluationError) -> wit::EvaluationError {
     }
 }
 
+/// A core diagnosis as the WIT record: each fault with its code, message, path and hint.
+pub(crate) fn diagnosis(diagnosis: &core::Diagnosis) -> wit::Diagnosis {
+    wit::Diagnosis {
+        faults: diagnosis
+            .faults()
+            .iter()
+            .map(|fault| wit::Fault {
+                code: error_code_to_wit(fault.code()),
+                message: fault.message().to_owned(),
+                path: fault.path().to_owned(),
+                hint: fault.hint().to_owned(),
+            })
+            .collect(),
+        omitted: diagnosis.omitted(),
+    }
+}
+
 pub(crate) fn identity(identity: core::ContractIdentity) -> wit::ContractIdentity {
     wit::ContractIdentity { contract_id: identity.contract_id, contract_digest: identity.contract_digest }
 }

@@ -20,7 +20,7 @@ use bindings::exports::scale_units::evaluator::evaluator as wit;
 use scale_units_core as core;
 
 /// The WIT package version this adapter implements (`package scale-units:evaluator@…`).
-const WIT_VERSION: &str = "0.1.0";
+const WIT_VERSION: &str = "0.2.0";
 
 struct Evaluator;
 
@@ -90,6 +90,24 @@ impl wit::Guest for Evaluator {
 
     fn simulate_json(input_json: String) -> Result<wit::SimulationJson, wit::EvaluationError> {
         core::simulate::simulate_json(&input_json).map(|json| wit::SimulationJson { json }).map_err(convert::error)
+    }
+
+    fn derive(request: wit::EvaluationRequest) -> Result<wit::DerivationJson, wit::EvaluationError> {
+        core::derive(&convert::request(request))
+            .map(|derivation| wit::DerivationJson { json: derivation.to_json() })
+            .map_err(convert::error)
+    }
+
+    fn derive_json(request_json: String) -> Result<wit::DerivationJson, wit::EvaluationError> {
+        core::derive_json(&request_json).map(|json| wit::DerivationJson { json }).map_err(convert::error)
+    }
+
+    fn diagnose_request_json(request_json: String) -> wit::Diagnosis {
+        convert::diagnosis(&core::diagnose_request_json(&request_json))
+    }
+
+    fn diagnose_contract_json(contract_json: String) -> wit::Diagnosis {
+        convert::diagnosis(&core::diagnose_contract_json(&contract_json))
     }
 
     fn info() -> wit::EvaluatorInfo {
