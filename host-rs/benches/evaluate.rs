@@ -144,6 +144,7 @@ fn evaluate(c: &mut Criterion) {
     quick(&mut group);
     group.bench_function("evaluate_typed", |b| b.iter(|| scale_units_core::evaluate(black_box(&typed_one))));
     group.bench_function("evaluate_json", |b| b.iter(|| scale_units_core::evaluate_json(black_box(&json))));
+    group.bench_function("derive_json", |b| b.iter(|| scale_units_core::derive_json(black_box(&json))));
     let mut cache = ContractCache::new();
     group.bench_function("evaluate_typed_cached", |b| b.iter(|| cache.evaluate(black_box(&typed_one))));
     group.bench_function("evaluate_json_cached", |b| b.iter(|| cache.evaluate_json(black_box(&json))));
@@ -168,6 +169,9 @@ fn evaluate(c: &mut Criterion) {
     quick(&mut group);
     group.bench_function("evaluate_typed", |b| b.iter(|| policy.evaluate(black_box(&typed_one))));
     group.bench_function("evaluate_json", |b| b.iter(|| policy.evaluate_json(black_box(&json))));
+    // WIT 0.2.0: the derivation of the same request (its decision path, recording), as JSON.
+    group.bench_function("derive_json", |b| b.iter(|| policy.derive_json(black_box(&json))));
+    group.bench_function("diagnose_request_json", |b| b.iter(|| policy.diagnose_request_json(black_box(&json))));
     let mut next = distinct.iter().cycle();
     group.bench_function("evaluate_typed_distinct", |b| {
         b.iter(|| policy.evaluate(black_box(next.next().expect("cycle"))))

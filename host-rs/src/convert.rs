@@ -11,6 +11,15 @@ pub(crate) fn error(error: wit::EvaluationError) -> core::EvaluationError {
     core::EvaluationError::new(error_code(error.code), error.message, error.path)
 }
 
+pub(crate) fn diagnosis(diagnosis: wit::Diagnosis) -> core::Diagnosis {
+    let faults = diagnosis
+        .faults
+        .into_iter()
+        .map(|fault| core::Fault::new(error_code(fault.code), fault.message, fault.path, fault.hint))
+        .collect();
+    core::Diagnosis::new(faults, diagnosis.omitted)
+}
+
 pub(crate) fn identity(identity: wit::ContractIdentity) -> core::ContractIdentity {
     core::ContractIdentity { contract_id: identity.contract_id, contract_digest: identity.contract_digest }
 }

@@ -53,8 +53,8 @@ pub enum HostError {
         /// The names of its imports.
         imports: Vec<String>,
     },
-    /// The component does not export the `scale-units:evaluator/evaluator@0.1.*` interface with
-    /// the expected types.
+    /// The component does not export the `scale-units:evaluator/evaluator` interface of a WIT
+    /// version this host speaks (`0.1.x` or `0.2.x`) with the expected types.
     WrongWorld {
         /// What did not match.
         reason: String,
@@ -65,6 +65,14 @@ pub enum HostError {
         info: EvaluatorInfo,
         /// Which version is unsupported.
         reason: String,
+    },
+    /// The loaded component predates `function`: its WIT version (same major, an earlier minor)
+    /// does not export it. The component still serves every function it has.
+    Unsupported {
+        /// The WIT name of the function, such as `derive-json`.
+        function: &'static str,
+        /// The component's WIT version, such as `0.1.0`.
+        wit_version: String,
     },
     /// A call used up its fuel budget (a loop that does not end, or far too much work).
     OutOfFuel {
@@ -123,12 +131,16 @@ impl fmt::Display for HostError {
                 write!(f, "the component must import nothing, but imports: {}", imports.join(", "))
             }
             Self::WrongWorld { reason } => {
-                write!(f, "the component does not export scale-units:evaluator/evaluator@0.1: {reason}")
+                write!(f, "the component does not export scale-units:evaluator/evaluator@0.1 or @0.2: {reason}")
             }
             Self::Incompatible { info, reason } => write!(
                 f,
                 "unsupported evaluator (version {}, schema {}, WIT {}): {reason}",
                 info.evaluator_version, info.schema_version, info.wit_version
+            ),
+            Self::Unsupported { function, wit_version } => write!(
+                f,
+                "the component (WIT {wit_version}) does not export `{function}`; load a component of WIT 0.2.0 or later"
             ),
             Self::OutOfFuel { budget } => write!(f, "the evaluator ran out of fuel (budget {budget})"),
             Self::MemoryLimit { limit_bytes } => {

@@ -4,6 +4,7 @@ mod bindings;
 mod cache;
 mod convert;
 mod error;
+mod exports;
 mod policy;
 pub mod registry;
 
@@ -17,9 +18,15 @@ pub use registry::{Candidate, ConformanceSuite, PolicyRegistry, RegistryError, v
 /// native core speak exactly the same types.
 pub use scale_units_core::{
     ActionKind, CapacityAxis, CapacityDemand, CapacityObservation, ContinuityContract, ContinuityMode,
-    ContinuityObservation, ContractIdentity, Decision, ErrorCode, EvaluationError, EvaluationRequest, Evidence,
-    EvidenceKind, EvidenceStatus, Explanation, PartitionLeaseContract, QuotaBinding, QuotaObservation, QuotaScope,
-    Reason, ReasonText, SafetyObservation, ScalePolicy, ScaleUnitContract, SignalKind, SignalObservation, SurfaceKind,
+    ContinuityObservation, ContractIdentity, Decision, Derivation, Diagnosis, ErrorCode, EvaluationError,
+    EvaluationRequest, Evidence, EvidenceKind, EvidenceStatus, Explanation, Fault, PartitionLeaseContract,
+    QuotaBinding, QuotaObservation, QuotaScope, Reason, ReasonText, SafetyObservation, ScalePolicy, ScaleUnitContract,
+    SignalKind, SignalObservation, SurfaceKind,
+};
+/// The parts of a [`Derivation`] (WIT 0.2.0 `derive`): the core's types, as for the decision.
+pub use scale_units_core::{
+    Bound, Check, CooldownField, DemandCheck, DemandStatus, EngineCheck, EvidenceVerdict, Gate, Mismatch, QuotaCheck,
+    StepCap, StepField, Target,
 };
 
 /// The file name of the evaluator component this workspace builds (`make component`).

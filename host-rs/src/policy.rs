@@ -4,20 +4,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use scale_units_core::{
-    ContractIdentity, Decision, EvaluationError, EvaluationRequest, ScaleUnitContract, SurfaceKind,
+    ContractIdentity, Decision, Derivation, Diagnosis, EvaluationError, EvaluationRequest, ScaleUnitContract,
+    SurfaceKind,
 };
 use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{Config, Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
 
-use crate::bindings::{ScaleUnits, ScaleUnitsPre, wit};
+use crate::bindings::wit;
 use crate::cache::CacheStatus;
+use crate::exports::{self, ExportIndices, Funcs};
 use crate::{EvaluatorInfo, Explanation, HostError, Profile, cache, convert};
 
 /// The schema version this host speaks.
 const SUPPORTED_SCHEMA: &str = "1";
-/// The WIT package versions this host speaks: `0.1.x` (a `0.x` minor release may break).
-const SUPPORTED_WIT: &str = "0.1.";
 
 /// The largest JSON text, in bytes, the `*_json` calls pass to the component (1 MiB); longer
 /// text is refused with [`HostError::RequestTooLarge`] before the component sees it. The core has
@@ -160,12 +160,13 @@ impl PolicyBuilder {
         let linker = Linker::<Limits>::new(&engine);
         let pre = linker
             .instantiate_pre(&component)
-            .and_then(ScaleUnitsPre::new)
             .map_err(|error| HostError::WrongWorld { reason: format!("{error:#}") })?;
+        let exports = ExportIndices::new(&component).map_err(|reason| HostError::WrongWorld { reason })?;
 
         let mut policy = Policy {
             engine,
             pre,
+            exports,
             fuel: self.fuel,
             memory_limit: self.memory_limit,
             max_idle_instances: self.max_idle_instances,
@@ -174,14 +175,22 @@ impl PolicyBuilder {
             provenance: Arc::new(Provenance { component_digest: digest, evaluator_version: String::new() }),
             cache_status,
         };
-        let info = policy.call(|store, evaluator| evaluator.call_info(store))?;
+        // The first instance type-checks every export: a mismatch refuses the component.
+        let instance = policy.instantiate()?;
+        policy.idle.lock().unwrap_or_else(PoisonError::into_inner).push(instance);
+        let info = policy.call(|store, funcs| funcs.info.call(store, ()).map(|(info,)| info))?;
         let info = convert::info(info);
         if info.schema_version != SUPPORTED_SCHEMA {
             let reason = format!("schema {:?} (this host speaks {SUPPORTED_SCHEMA:?})", info.schema_version);
             return Err(HostError::Incompatible { info, reason });
         }
-        if !info.wit_version.starts_with(SUPPORTED_WIT) {
-            let reason = format!("WIT {:?} (this host speaks {SUPPORTED_WIT}x)", info.wit_version);
+        // The interface name found fixes the WIT minor; `info` must report that same minor.
+        let wit_prefix = policy.exports.wit_prefix;
+        if !info.wit_version.starts_with(wit_prefix) {
+            let reason = format!(
+                "WIT {:?} (the component exports {}, so this host expects {wit_prefix}x)",
+                info.wit_version, policy.exports.interface
+            );
             return Err(HostError::Incompatible { info, reason });
         }
         policy.provenance = Arc::new(Provenance {
@@ -215,6 +224,13 @@ impl PolicyBuilder {
     }
 }
 
+/// Reads the derivation JSON the component wrote.
+fn parse_derivation(json: &str) -> Result<Derivation, HostError> {
+    serde_json::from_str(json).map_err(|error| HostError::Trap {
+        message: format!("the component returned an unreadable derivation: {error}"),
+    })
+}
+
 /// The one engine configuration: Cranelift, fuel metering, no WASI, no threads.
 fn engine() -> Result<Engine, HostError> {
     let mut config = Config::new();
@@ -230,7 +246,8 @@ fn engine() -> Result<Engine, HostError> {
 /// whose call failed in any way (trap, fuel, memory) is dropped, never reused.
 pub struct Policy {
     engine: Engine,
-    pre: ScaleUnitsPre<Limits>,
+    pre: InstancePre<Limits>,
+    exports: ExportIndices,
     fuel: u64,
     memory_limit: usize,
     max_idle_instances: usize,
@@ -242,7 +259,7 @@ pub struct Policy {
 
 struct Instance {
     store: Store<Limits>,
-    evaluator: ScaleUnits,
+    funcs: Funcs,
 }
 
 /// The store's resource limiter: wasmtime's [`StoreLimits`], plus a record of whether a memory
@@ -332,7 +349,7 @@ impl Policy {
         request: &EvaluationRequest,
     ) -> Result<Result<Evaluated<Decision>, EvaluationError>, HostError> {
         let request = convert::request(request);
-        let outcome = self.call(|store, evaluator| evaluator.call_evaluate(store, &request))?;
+        let outcome = self.call(|store, funcs| exports::call(&funcs.evaluate, store, request))?;
         Ok(outcome.map(|decision| self.evaluated(convert::decision(decision))).map_err(convert::error))
     }
 
@@ -344,7 +361,7 @@ impl Policy {
     /// [`MAX_REQUEST_BYTES`] is [`HostError::RequestTooLarge`].
     pub fn evaluate_json(&self, request: &str) -> Result<Result<Evaluated<String>, EvaluationError>, HostError> {
         within_limit(request)?;
-        let outcome = self.call(|store, evaluator| evaluator.call_evaluate_json(store, request))?;
+        let outcome = self.call(|store, funcs| exports::call(&funcs.evaluate_json, store, request.to_owned()))?;
         Ok(outcome.map(|decision| self.evaluated(decision.json)).map_err(convert::error))
     }
 
@@ -360,7 +377,7 @@ impl Policy {
         requests: &[EvaluationRequest],
     ) -> Result<Vec<Result<Evaluated<Decision>, EvaluationError>>, HostError> {
         let requests: Vec<wit::EvaluationRequest> = requests.iter().map(convert::request).collect();
-        let outcomes = self.call(|store, evaluator| evaluator.call_evaluate_batch(store, &requests))?;
+        let outcomes = self.call(|store, funcs| exports::call(&funcs.evaluate_batch, store, requests))?;
         Ok(outcomes
             .into_iter()
             .map(|outcome| outcome.map(|decision| self.evaluated(convert::decision(decision))).map_err(convert::error))
@@ -381,7 +398,7 @@ impl Policy {
             .iter()
             .map(|text| within_limit(text.as_ref()).map(|()| text.as_ref().to_owned()))
             .collect::<Result<_, _>>()?;
-        let outcomes = self.call(|store, evaluator| evaluator.call_evaluate_batch_json(store, &requests))?;
+        let outcomes = self.call(|store, funcs| exports::call(&funcs.evaluate_batch_json, store, requests))?;
         Ok(outcomes
             .into_iter()
             .map(|outcome| outcome.map(|decision| self.evaluated(decision.json)).map_err(convert::error))
@@ -397,7 +414,7 @@ impl Policy {
         contract: &ScaleUnitContract,
     ) -> Result<Result<ContractIdentity, EvaluationError>, HostError> {
         let contract = convert::contract(contract);
-        let outcome = self.call(|store, evaluator| evaluator.call_validate_contract(store, &contract))?;
+        let outcome = self.call(|store, funcs| exports::call(&funcs.validate_contract, store, contract))?;
         Ok(outcome.map(convert::identity).map_err(convert::error))
     }
 
@@ -411,7 +428,8 @@ impl Policy {
         contract: &str,
     ) -> Result<Result<ContractIdentity, EvaluationError>, HostError> {
         within_limit(contract)?;
-        let outcome = self.call(|store, evaluator| evaluator.call_validate_contract_json(store, contract))?;
+        let outcome =
+            self.call(|store, funcs| exports::call(&funcs.validate_contract_json, store, contract.to_owned()))?;
         Ok(outcome.map(convert::identity).map_err(convert::error))
     }
 
@@ -423,7 +441,7 @@ impl Policy {
     /// over [`MAX_REQUEST_BYTES`] is [`HostError::RequestTooLarge`].
     pub fn simulate_json(&self, input: &str) -> Result<Result<String, EvaluationError>, HostError> {
         within_limit(input)?;
-        let outcome = self.call(|store, evaluator| evaluator.call_simulate_json(store, input))?;
+        let outcome = self.call(|store, funcs| exports::call(&funcs.simulate_json, store, input.to_owned()))?;
         Ok(outcome.map(|simulation| simulation.json).map_err(convert::error))
     }
 
@@ -433,7 +451,7 @@ impl Policy {
     /// A [`HostError`] when the call fails.
     pub fn surface_profile(&self, surface: SurfaceKind) -> Result<Profile, HostError> {
         let surface = convert::surface_to_wit(surface);
-        self.call(|store, evaluator| evaluator.call_surface_profile(store, surface)).map(convert::profile)
+        self.call(|store, funcs| exports::call(&funcs.surface_profile, store, surface)).map(convert::profile)
     }
 
     /// A decision in plain words, from the catalogue inside the component.
@@ -442,7 +460,99 @@ impl Policy {
     /// A [`HostError`] when the call fails.
     pub fn explain(&self, decision: &Decision) -> Result<Explanation, HostError> {
         let decision = convert::decision_to_wit(decision);
-        self.call(|store, evaluator| evaluator.call_explain(store, &decision)).map(convert::explanation)
+        self.call(|store, funcs| exports::call(&funcs.explain, store, decision)).map(convert::explanation)
+    }
+
+    /// Whether the component exports `function` (a WIT name such as `derive-json`): always for
+    /// the functions of WIT 0.1.0, and for later ones when the component's WIT has them.
+    pub fn supports(&self, function: &str) -> bool {
+        self.exports.has(function)
+    }
+
+    /// Refuses a call to `function` when the component predates it.
+    fn require(&self, function: &'static str) -> Result<(), HostError> {
+        if self.exports.has(function) {
+            return Ok(());
+        }
+        Err(HostError::Unsupported { function, wit_version: self.info.wit_version.clone() })
+    }
+
+    /// The derivation of a typed request's decision, computed inside the component (WIT
+    /// `derive`, 0.2.0): each evidence verdict, the target arithmetic and each gate with its
+    /// numbers. It never disagrees with [`Self::evaluate`] for the same request.
+    ///
+    /// # Errors
+    /// [`HostError::Unsupported`] for a component of WIT 0.1; otherwise as [`Self::evaluate`];
+    /// [`HostError::Trap`] when the component returns a derivation the host cannot read.
+    pub fn derive(&self, request: &EvaluationRequest) -> Result<Result<Derivation, EvaluationError>, HostError> {
+        self.require("derive")?;
+        let request = convert::request(request);
+        let outcome = self.call(|store, funcs| match &funcs.derive {
+            Some(func) => exports::call(func, store, request).map(Some),
+            None => Ok(None),
+        })?;
+        let outcome = outcome.ok_or_else(|| self.unsupported("derive"))?;
+        match outcome {
+            Ok(derivation) => parse_derivation(&derivation.json).map(Ok),
+            Err(error) => Ok(Err(convert::error(error))),
+        }
+    }
+
+    /// The derivation of a request given as JSON text, as the compact JSON the core writes (WIT
+    /// `derive-json`, 0.2.0). Parse it with `serde_json` into [`Derivation`] for the typed form.
+    ///
+    /// # Errors
+    /// [`HostError::Unsupported`] for a component of WIT 0.1; otherwise as
+    /// [`Self::evaluate_json`].
+    pub fn derive_json(&self, request: &str) -> Result<Result<String, EvaluationError>, HostError> {
+        self.require("derive-json")?;
+        within_limit(request)?;
+        let outcome = self.call(|store, funcs| match &funcs.derive_json {
+            Some(func) => exports::call(func, store, request.to_owned()).map(Some),
+            None => Ok(None),
+        })?;
+        let outcome = outcome.ok_or_else(|| self.unsupported("derive-json"))?;
+        Ok(outcome.map(|derivation| derivation.json).map_err(convert::error))
+    }
+
+    /// Every fault of a request given as JSON text, each with a hint (WIT
+    /// `diagnose-request-json`, 0.2.0); the first is the error [`Self::evaluate_json`] returns.
+    /// Empty for a request that evaluates.
+    ///
+    /// # Errors
+    /// [`HostError::Unsupported`] for a component of WIT 0.1; a [`HostError`] when the call
+    /// fails; text over [`MAX_REQUEST_BYTES`] is [`HostError::RequestTooLarge`].
+    pub fn diagnose_request_json(&self, request: &str) -> Result<Diagnosis, HostError> {
+        self.diagnose("diagnose-request-json", request, |funcs| funcs.diagnose_request_json.as_ref())
+    }
+
+    /// Every fault of a contract given as JSON text, each with a hint (WIT
+    /// `diagnose-contract-json`, 0.2.0); the first is the error [`Self::validate_contract_json`]
+    /// returns. Empty for a contract that validates.
+    ///
+    /// # Errors
+    /// As [`Self::diagnose_request_json`].
+    pub fn diagnose_contract_json(&self, contract: &str) -> Result<Diagnosis, HostError> {
+        self.diagnose("diagnose-contract-json", contract, |funcs| funcs.diagnose_contract_json.as_ref())
+    }
+
+    fn diagnose(
+        &self,
+        function: &'static str,
+        text: &str,
+        pick: impl FnOnce(&Funcs) -> Option<&exports::DiagnoseFunc>,
+    ) -> Result<Diagnosis, HostError> {
+        self.require(function)?;
+        within_limit(text)?;
+        let diagnosis = self.call(|store, funcs| match pick(funcs) {
+            Some(func) => exports::call(func, store, text.to_owned()).map(Some),
+            None => Ok(None),
+        })?;
+        diagnosis.map(convert::diagnosis).ok_or_else(|| self.unsupported(function))
+    }
+
+    fn unsupported(&self, function: &'static str) -> HostError {
+        HostError::Unsupported { function, wit_version: self.info.wit_version.clone() }
     }
 
     /// Instantiates the component once and drops the instance: what a call pays when no idle
@@ -471,22 +581,26 @@ impl Policy {
         store.limiter(|limits| limits);
         store.set_fuel(self.fuel).map_err(|error| HostError::Engine { message: format!("{error:#}") })?;
         match self.pre.instantiate(&mut store) {
-            Ok(evaluator) => Ok(Instance { store, evaluator }),
+            Ok(instance) => {
+                let funcs = Funcs::new(&mut store, &instance, &self.exports)
+                    .map_err(|reason| HostError::WrongWorld { reason })?;
+                Ok(Instance { store, funcs })
+            }
             Err(error) => Err(self.classify(error, &store)),
         }
     }
 
     /// Runs `f` on an idle instance (or a fresh one) with a full fuel budget. The instance goes
     /// back to the idle list only when the call succeeded at the wasm level.
-    fn call<R>(&self, f: impl FnOnce(&mut Store<Limits>, &wit::Guest) -> wasmtime::Result<R>) -> Result<R, HostError> {
+    fn call<R>(&self, f: impl FnOnce(&mut Store<Limits>, &Funcs) -> wasmtime::Result<R>) -> Result<R, HostError> {
         let idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
         let mut instance = match idle {
             Some(instance) => instance,
             None => self.instantiate()?,
         };
         instance.store.set_fuel(self.fuel).map_err(|error| HostError::Engine { message: format!("{error:#}") })?;
-        let Instance { store, evaluator } = &mut instance;
-        match f(store, evaluator.scale_units_evaluator_evaluator()) {
+        let Instance { store, funcs } = &mut instance;
+        match f(store, funcs) {
             Ok(value) => {
                 let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
                 if idle.len() < self.max_idle_instances {

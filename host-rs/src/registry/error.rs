@@ -67,6 +67,7 @@ impl RegistryError {
             Self::Host(HostError::OutOfFuel { .. } | HostError::MemoryLimit { .. } | HostError::Trap { .. }) => {
                 "component_trap"
             }
+            Self::Host(HostError::Unsupported { .. }) => "unsupported_by_component",
             Self::Host(_) => "host_error",
             Self::SignatureMissing { .. } => "signature_missing",
             Self::SignatureInvalid { .. } => "signature_invalid",

@@ -1,6 +1,8 @@
 //! The conformance gate: a candidate component must decide every vector of a suite exactly as the
-//! vector says (SPEC §11) before the registry stages it. The vectors are judged by the core's one
-//! set of rules, [`scale_units_core::conformance::Vector`], as `scale-units conformance` does.
+//! vector says (SPEC §11) before the registry stages it, and derive and diagnose it as the vector
+//! says when the candidate exports those functions (WIT 0.2.0). The vectors are judged by the
+//! core's one set of rules, [`scale_units_core::conformance::Vector`], as `scale-units
+//! conformance` does.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -133,6 +135,21 @@ fn judge(policy: &Policy, vector: &Vector, contract_digest: Option<&str>) -> Res
         Err(error) => vector.check(Err((error.code().as_str(), error.message()))),
     };
     verdict.map_err(Verdict::Wrong)?;
+    // `expect.derivation` and `expect.diagnosis` are checked where the candidate has the
+    // functions (WIT 0.2.0); a 0.1.x candidate is judged on what its version exports.
+    if vector.derivation.is_some() && policy.supports("derive-json") {
+        let derived = policy.derive_json(&vector.request_text).map_err(|error| Verdict::Host(error.to_string()))?;
+        let outcome = match &derived {
+            Ok(json) => Ok(json.as_str()),
+            Err(error) => Err((error.code().as_str(), error.message())),
+        };
+        vector.check_derivation(outcome).map_err(Verdict::Wrong)?;
+    }
+    if vector.diagnosis.is_some() && policy.supports("diagnose-request-json") {
+        let diagnosis =
+            policy.diagnose_request_json(&vector.request_text).map_err(|error| Verdict::Host(error.to_string()))?;
+        vector.check_diagnosis(&diagnosis.to_json()).map_err(Verdict::Wrong)?;
+    }
     let Some(expected) = contract_digest else { return Ok(()) };
     let contract = vector
         .contract_text()
