@@ -29,6 +29,27 @@ impl Evaluator {
         Ok(outcome.map_err(|error| (error.code().as_str().to_owned(), error.message().to_owned())))
     }
 
+    /// The derivation JSON, or the error's code and message; `Err` for a host failure (a
+    /// component of WIT 0.1 lacks `derive-json`).
+    fn derive(&self, request: &str) -> Result<Result<String, (String, String)>, String> {
+        let outcome = match self {
+            Self::Native => scale_units_core::derive_json(request),
+            Self::Component(policy) => policy.derive_json(request).map_err(|error| error.to_string())?,
+        };
+        Ok(outcome.map_err(|error| (error.code().as_str().to_owned(), error.message().to_owned())))
+    }
+
+    /// The diagnosis JSON of a request; `Err` for a host failure.
+    fn diagnose(&self, request: &str) -> Result<String, String> {
+        match self {
+            Self::Native => Ok(scale_units_core::diagnose_request_json(request).to_json()),
+            Self::Component(policy) => policy
+                .diagnose_request_json(request)
+                .map(|diagnosis| diagnosis.to_json())
+                .map_err(|error| error.to_string()),
+        }
+    }
+
     fn contract_digest(&self, contract: &str) -> Result<Result<String, String>, String> {
         let outcome = match self {
             Self::Native => scale_units_core::validate_contract_json(contract),
@@ -102,6 +123,28 @@ fn judge(evaluator: &Evaluator, file: &Path) -> (String, Result<(), String>) {
     let verdict = verdict.and_then(|()| match Vector::contract_digest(&text) {
         None => Ok(()),
         Some(expected) => check_contract_digest(evaluator, &vector, &expected),
+    });
+    // The `derivation/` group's `expect.derivation`, through the same evaluator.
+    let verdict = verdict.and_then(|()| {
+        if vector.derivation.is_none() {
+            return Ok(());
+        }
+        match evaluator.derive(&vector.request_text) {
+            Err(host) => Err(format!("host error: {host}")),
+            Ok(outcome) => {
+                vector.check_derivation(outcome.as_deref().map_err(|(code, message)| (code.as_str(), message.as_str())))
+            }
+        }
+    });
+    // The `diagnosis/` group's `expect.diagnosis`.
+    let verdict = verdict.and_then(|()| {
+        if vector.diagnosis.is_none() {
+            return Ok(());
+        }
+        match evaluator.diagnose(&vector.request_text) {
+            Err(host) => Err(format!("host error: {host}")),
+            Ok(diagnosis) => vector.check_diagnosis(&diagnosis),
+        }
     });
     (vector.id, verdict)
 }

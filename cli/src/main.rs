@@ -28,7 +28,7 @@ use std::process::ExitCode;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use clap_complete::Shell;
 use scale_units_host::{
-    EvaluationError, HostError, Policy, bundled_component, default_cache_dir, default_component_path,
+    Diagnosis, EvaluationError, HostError, Policy, bundled_component, default_cache_dir, default_component_path,
 };
 
 /// Exit codes of the command.
@@ -88,6 +88,9 @@ struct Cli {
 enum Command {
     /// Evaluate a request (JSON, or YAML for .yaml/.yml or text not starting with `{`).
     Eval(EvalArgs),
+    /// The derivation of a request's decision: each evidence verdict, the target arithmetic and
+    /// each gate with its numbers (needs a component of WIT 0.2.0 or later).
+    Derive(DeriveArgs),
     /// Validate a contract: its contract_id and contract_digest, or its first error.
     Validate(ValidateArgs),
     /// Run every vector (*.json) below the folders, then print `N passed, N failed`.
@@ -135,6 +138,18 @@ struct EvalArgs {
     /// With --format json, wrap as {"decision": ..., "provenance": ...}.
     #[arg(long)]
     provenance: bool,
+    #[command(flatten)]
+    component: ComponentArgs,
+}
+
+#[derive(Args)]
+struct DeriveArgs {
+    /// The request: a file, or - for stdin.
+    request: String,
+    /// Output (default: text on a terminal, json otherwise): the derivation's compact JSON, or
+    /// its lines in words.
+    #[arg(long, value_enum)]
+    format: Option<Format>,
     #[command(flatten)]
     component: ComponentArgs,
 }
@@ -244,6 +259,11 @@ fn main() -> ExitCode {
             options.operands = vec![args.request];
             options.provenance = args.provenance;
             eval(&options)
+        }
+        Command::Derive(args) => {
+            let mut options = Options::new("derive", args.format, args.component);
+            options.operands = vec![args.request];
+            derive(&options)
         }
         Command::Validate(args) => {
             let mut options = Options::new("validate", args.format, args.component);
@@ -387,13 +407,43 @@ fn single_operand<'a>(options: &'a Options, what: &str) -> Result<&'a str, Failu
 /// `{"error": {"code", "message", "path"}}` on stdout (and, when stdout goes to a program and
 /// stderr to a person, the same in words on stderr). `--format text`: in words on stderr only.
 pub(crate) fn print_evaluation_error(error: &EvaluationError, format: Format) -> u8 {
-    let words = || match error.path() {
-        "" => format!("scale-units: {}: {}", error.code(), error.message()),
-        path => format!("scale-units: {} at {path}: {}", error.code(), error.message()),
+    print_diagnosed_error(error, format, None)
+}
+
+/// [`print_evaluation_error`] with the core's diagnosis of the same input under the error: every
+/// fault with its hint. `--format json` adds `"diagnosis": {"faults": [...], "omitted": N}` beside
+/// `"error"` (the error object and the exit code are unchanged); `--format text` lists the
+/// faults after the error line. Without a diagnosis (a component of WIT 0.1), as
+/// [`print_evaluation_error`].
+pub(crate) fn print_diagnosed_error(error: &EvaluationError, format: Format, diagnosis: Option<&Diagnosis>) -> u8 {
+    let words = || {
+        let mut words = match error.path() {
+            "" => format!("scale-units: {}: {}", error.code(), error.message()),
+            path => format!("scale-units: {} at {path}: {}", error.code(), error.message()),
+        };
+        if let Some(diagnosis) = diagnosis.filter(|diagnosis| !diagnosis.is_empty()) {
+            let count = diagnosis.len();
+            words.push_str("\nDiagnosis: ");
+            words.push_str(&count.to_string());
+            words.push_str(if count == 1 { " fault found\n" } else { " faults found\n" });
+            for line in diagnosis.to_text().lines() {
+                words.push_str("  ");
+                words.push_str(line);
+                words.push('\n');
+            }
+            words.pop();
+        }
+        words
     };
     match format {
         Format::Json => {
-            out!("{}", serde_json::json!({ "error": error.to_json() }));
+            let mut body = serde_json::json!({ "error": error.to_json() });
+            if let Some(diagnosis) = diagnosis.filter(|diagnosis| !diagnosis.is_empty())
+                && let Ok(value) = serde_json::from_str::<serde_json::Value>(&diagnosis.to_json())
+            {
+                body["diagnosis"] = value;
+            }
+            out!("{body}");
             if std::io::stderr().is_terminal() && !std::io::stdout().is_terminal() {
                 eprintln!("{}", words());
             }
@@ -401,6 +451,13 @@ pub(crate) fn print_evaluation_error(error: &EvaluationError, format: Format) ->
         Format::Text => eprintln!("{}", words()),
     }
     exit::EVALUATION_ERROR
+}
+
+/// The component's diagnosis of a request or contract, when it has the function: `None` for a
+/// component of WIT 0.1 or when the call fails (the error is printed either way).
+fn diagnosis_of(policy: &Policy, text: &str, contract: bool) -> Option<Diagnosis> {
+    let diagnosis = if contract { policy.diagnose_contract_json(text) } else { policy.diagnose_request_json(text) };
+    diagnosis.ok()
 }
 
 fn eval(options: &Options) -> Result<u8, Failure> {
@@ -412,7 +469,10 @@ fn eval(options: &Options) -> Result<u8, Failure> {
     let policy = load_policy(options, None)?;
     let evaluated = match policy.evaluate_json(&request)? {
         Ok(evaluated) => evaluated,
-        Err(error) => return Ok(print_evaluation_error(&error, options.format)),
+        Err(error) => {
+            let diagnosis = diagnosis_of(&policy, &request, false);
+            return Ok(print_diagnosed_error(&error, options.format, diagnosis.as_ref()));
+        }
     };
     let provenance = &evaluated.provenance;
     let mut out = std::io::stdout().lock();
@@ -433,12 +493,59 @@ fn eval(options: &Options) -> Result<u8, Failure> {
                 .map_err(|error| Failure::Host(format!("the component returned unreadable JSON: {error}")))?;
             let explanation = policy.explain(&decision)?;
             let _ = write!(out, "{}", explanation.to_text());
+            // The numbers behind the reasons; a component of WIT 0.1 has no `derive-json`.
+            match policy.derive_json(&request) {
+                Ok(Ok(json)) => {
+                    let derivation: scale_units_host::Derivation = serde_json::from_str(&json).map_err(|error| {
+                        Failure::Host(format!("the component returned an unreadable derivation: {error}"))
+                    })?;
+                    let _ = write!(out, "\nDerivation:\n");
+                    for line in derivation.to_text().lines() {
+                        let _ = writeln!(out, "  {line}");
+                    }
+                }
+                Ok(Err(error)) => {
+                    return Err(Failure::Host(format!(
+                        "the component derived no derivation for its decision: {error}"
+                    )));
+                }
+                Err(HostError::Unsupported { wit_version, .. }) => {
+                    let _ = writeln!(out, "\n(No derivation: the component speaks WIT {wit_version}, before 0.2.0.)");
+                }
+                Err(error) => return Err(error.into()),
+            }
             let _ = writeln!(out, "\nDecision {} ({})", decision.decision_id, decision.decision_digest);
             let _ = writeln!(
                 out,
                 "Evaluated by component {} (evaluator {})",
                 provenance.component_digest, provenance.evaluator_version
             );
+        }
+    }
+    Ok(0)
+}
+
+fn derive(options: &Options) -> Result<u8, Failure> {
+    let source = single_operand(options, "REQUEST")?;
+    let request = match input::read_json(source)? {
+        Ok(json) => json,
+        Err(error) => return Ok(print_evaluation_error(&error, options.format)),
+    };
+    let policy = load_policy(options, None)?;
+    let json = match policy.derive_json(&request)? {
+        Ok(json) => json,
+        Err(error) => {
+            let diagnosis = diagnosis_of(&policy, &request, false);
+            return Ok(print_diagnosed_error(&error, options.format, diagnosis.as_ref()));
+        }
+    };
+    match options.format {
+        // The derivation's bytes are passed through exactly as the component wrote them.
+        Format::Json => out!("{json}"),
+        Format::Text => {
+            let derivation: scale_units_host::Derivation = serde_json::from_str(&json)
+                .map_err(|error| Failure::Host(format!("the component returned an unreadable derivation: {error}")))?;
+            let _ = write!(std::io::stdout().lock(), "{}", derivation.to_text());
         }
     }
     Ok(0)
@@ -469,6 +576,9 @@ fn validate(options: &Options) -> Result<u8, Failure> {
             }
             Ok(0)
         }
-        Err(error) => Ok(print_evaluation_error(&error, options.format)),
+        Err(error) => {
+            let diagnosis = diagnosis_of(&policy, &contract, true);
+            Ok(print_diagnosed_error(&error, options.format, diagnosis.as_ref()))
+        }
     }
 }
