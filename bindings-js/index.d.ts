@@ -262,6 +262,127 @@ export interface SimulationSummary {
 }
 export interface Simulation { steps: SimulationStep[]; summary: SimulationSummary }
 
+/**
+ * The derivation of a decision (WIT 0.2.0 `derive`): the numbers SPEC §7 compared on the way to
+ * it, in evaluation order, then the decision's outcome. Integers past 2^53 (the growth gate's
+ * products reach about 10^19) are `bigint`, never rounded; smaller ones are numbers.
+ */
+export interface Derivation {
+  decision_id: string;
+  decision_digest: Digest;
+  contract_id: string;
+  evaluated_at: Time;
+  current_replicas: Integer;
+  /** One verdict per evidence entry of the decision, in the same order. */
+  evidence: EvidenceVerdict[];
+  /** Phase-A checks that add a reason without an evidence entry of their own. */
+  checks: DerivationCheck[];
+  /** The target arithmetic; `null` when phase A blocked. */
+  target: DerivationTarget | null;
+  /** Each gate that applied, in SPEC order; the last one fired when the decision is not the tracked one. */
+  gates: Gate[];
+  action: ActionKind;
+  desired_replicas: Integer;
+  reasons: DecisionReason[];
+  drain_required: boolean;
+}
+export interface EvidenceVerdict {
+  kind: EvidenceKind;
+  ref: string;
+  status: EvidenceStatus;
+  code: string;
+  /** `null` when the observation was missing. */
+  observed_at: Time | null;
+  expires_at: Time | null;
+  /** For `signal_mismatch` and `quota_scope_mismatch`: expected against found. */
+  mismatch: { expected: string; found: string } | null;
+}
+export type DerivationCheck =
+  | { check: 'continuity_stale'; observed_at: Time; expires_at: Time }
+  | { check: 'overloaded'; reason_ref: string | null }
+  | { check: 'noisy_neighbor'; reason_ref: string | null }
+  | { check: 'last_action_in_future'; last_action_at: Time; ahead_us: Integer };
+/** Target tracking: `ceil(value / target)`, clamped to [floor, max_replicas], then step-capped. */
+export interface DerivationTarget {
+  signal: SignalKind;
+  value: Integer;
+  target: Integer;
+  ceil: Integer;
+  min_replicas: Integer;
+  floor: Integer;
+  max_replicas: Integer;
+  /** Which bound moved `ceil`, if one did. */
+  clamp: 'floor' | 'max_replicas' | null;
+  raw: Integer;
+  action: ActionKind;
+  step: { name: 'scale_up_step' | 'scale_down_step'; size: Integer; limit: Integer; capped: boolean } | null;
+  desired: Integer;
+}
+export interface DemandCheck {
+  axis: CapacityAxis;
+  per_replica: Integer;
+  needed: Integer;
+  status: 'fits' | 'exhausted' | 'missing' | 'stale';
+  allocatable: Integer | null;
+  reserved: Integer | null;
+  available: Integer | null;
+  shortfall: Integer | null;
+}
+export interface QuotaCheck {
+  quota_ref: string;
+  scope: QuotaScope;
+  axis: CapacityAxis;
+  multiplicative: boolean;
+  per_replica: Integer;
+  used: Integer;
+  limit: Integer;
+  projected: Integer;
+  over: boolean;
+}
+export interface EngineCheck { axis: CapacityAxis; allocatable: Integer; reserved: Integer; available: Integer; saturated: boolean }
+/** A gate of phase C with its numbers; `fired` says whether it returned the decision. */
+export type Gate =
+  | { gate: 'scale_from_zero'; allow_scale_from_zero: boolean; fired: boolean }
+  | { gate: 'scale_to_zero'; min_replicas: Integer; desired: Integer; fired: boolean }
+  | {
+      gate: 'active_sessions';
+      block_scale_down_with_active: boolean;
+      active_sessions: Integer | null;
+      active_streams: Integer | null;
+      fired: boolean;
+    }
+  | {
+      gate: 'cooldown';
+      cooldown: 'scale_up_cooldown_s' | 'scale_down_cooldown_s';
+      cooldown_s: Integer;
+      last_action_at: Time;
+      elapsed_us: Integer;
+      remaining_us: Integer;
+      fired: boolean;
+    }
+  | {
+      gate: 'growth';
+      additional: Integer;
+      capacity: DemandCheck[];
+      provider_quota_at_limit: boolean;
+      local_quota_at_limit: boolean;
+      quotas: QuotaCheck[];
+      engine_authority: EngineCheck[];
+      fired: boolean;
+    }
+  | { gate: 'drain_bound'; drain_required: boolean; drain_seconds: Integer; max_drain_seconds: Integer; fired: boolean };
+
+/** One fault of a diagnosis (WIT 0.2.0): the SPEC's error for it and what to change. */
+export interface Fault {
+  code: ErrorCode;
+  /** What is wrong, as the SPEC's error says it. */
+  message: string;
+  /** The JSON path of the offending field, or `""` for the input as a whole. */
+  path: string;
+  /** What to add or change; never empty. */
+  hint: string;
+}
+
 /** A request the evaluator cannot decide on (SPEC §9). Traps and host faults are other errors. */
 export class ScaleUnitsError extends Error {
   readonly name: 'ScaleUnitsError';
@@ -319,3 +440,19 @@ export function simulate(input: SimulationInput): Simulation;
 export function simulateJson(inputJson: string): string;
 /** The evaluator, schema and WIT versions. Never throws. */
 export function info(): EvaluatorInfo;
+/**
+ * The derivation of a request's decision (omitted fields take their defaults): the numbers behind
+ * it. Throws ScaleUnitsError exactly as `evaluate` does for the same request.
+ */
+export function derive(request: EvaluationRequest): Derivation;
+/** `derive` on JSON text; returns the derivation's compact JSON text as the core writes it. */
+export function deriveJson(requestJson: string): string;
+/**
+ * Every fault of a request (JSON text, or an object written as JSON), each with a hint; the first
+ * is the error `evaluateJson` throws for it. `[]` for a request that evaluates. At most 1000 faults
+ * are listed. Throws only for input that cannot be handed over: a ScaleUnitsError for an object
+ * value JSON cannot carry (NaN, a Map), RequestTooLargeError, TypeError.
+ */
+export function diagnose(request: string | EvaluationRequest): Fault[];
+/** Every fault of a contract (JSON text or an object), as `diagnose`; paths are relative to the contract. */
+export function diagnoseContract(contract: string | ScaleUnitContract): Fault[];

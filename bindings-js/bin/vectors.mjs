@@ -3,6 +3,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import { parseExactJson } from '../src/exact-json.js';
 
 /** Every `*.json` vector below `dir`, recursively, sorted by path. */
 export function findVectorFiles(dir) {
@@ -81,7 +82,18 @@ export function loadVector(file) {
   const vector = JSON.parse(text);
   const requestText = vector.request_json ?? rawMember(text, 'request');
   if (typeof requestText !== 'string') throw new Error(`${file}: neither request nor request_json`);
-  return { file, vector, id: vector.id ?? file, requestText, objectPath: 'request' in vector && !hasFloatLiteral(requestText) };
+  // The expected derivation parsed exactly (its products may pass 2^53).
+  const expectText = rawMember(text, 'expect');
+  const derivationText = expectText === undefined ? undefined : rawMember(expectText, 'derivation');
+  const derivation = derivationText === undefined ? undefined : parseExactJson(derivationText);
+  return {
+    file,
+    vector,
+    id: vector.id ?? file,
+    requestText,
+    derivation,
+    objectPath: 'request' in vector && !hasFloatLiteral(requestText),
+  };
 }
 
 const show = (v) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `${x}n` : x));
@@ -109,6 +121,49 @@ export function compareOutcome(expect, outcome) {
   return problems;
 }
 
+/** Compares a derivation outcome with `expect.derivation`, every field, integers exactly. */
+export function compareDerivation(expected, outcome) {
+  if (outcome.host) return [`host error: ${outcome.host}`];
+  if (outcome.error) return [`expected a derivation, got error ${outcome.error.code}: ${outcome.error.message}`];
+  const problems = [];
+  const walk = (want, got, path) => {
+    if (want !== null && typeof want === 'object' && got !== null && typeof got === 'object') {
+      if (Array.isArray(want) !== Array.isArray(got)) return problems.push(`${path}: got ${show(got)}, expected ${show(want)}`);
+      const keys = new Set([...Object.keys(want), ...Object.keys(got)]);
+      for (const key of keys) walk(want[key], got[key], Array.isArray(want) ? `${path}[${key}]` : `${path}.${key}`);
+      return undefined;
+    }
+    if (!isDeepStrictEqual(want, got)) problems.push(`${path}: got ${show(got)}, expected ${show(want)}`);
+    return undefined;
+  };
+  walk(expected, outcome.decision, 'derivation');
+  return problems;
+}
+
+/**
+ * Compares a list of faults with `expect.diagnosis`: as many faults, each with the expected code
+ * and path, a hint containing `hint_contains` and a message containing `message_contains`.
+ */
+export function compareDiagnosis(expected, outcome) {
+  if (outcome.host) return [`host error: ${outcome.host}`];
+  if (outcome.error) return [`diagnose threw ${outcome.error.code}: ${outcome.error.message}`];
+  const faults = outcome.decision;
+  const problems = [];
+  expected.forEach((want, i) => {
+    const got = faults[i];
+    if (!got) return;
+    if (got.code !== want.code || got.path !== want.path) {
+      problems.push(`[${i}]: expected ${want.code} at ${show(want.path)}, got ${got.code} at ${show(got.path)}: ${got.message}`);
+    } else if (!got.hint.includes(want.hint_contains)) {
+      problems.push(`[${i}] (${got.code} at ${show(got.path)}): hint ${show(got.hint)} lacks ${show(want.hint_contains)}`);
+    } else if (want.message_contains && !got.message.includes(want.message_contains)) {
+      problems.push(`[${i}] (${got.code} at ${show(got.path)}): message ${show(got.message)} lacks ${show(want.message_contains)}`);
+    }
+  });
+  if (faults.length !== expected.length) problems.push(`expected ${expected.length} faults, got ${faults.length}`);
+  return problems;
+}
+
 /** Runs `fn` and returns `{decision}`, `{error}` for a ScaleUnitsError, or `{host}` for anything else. */
 export function outcomeOf(api, fn) {
   try {
@@ -132,6 +187,18 @@ export function checkVector(api, loaded) {
   if (loaded.objectPath) {
     const object = outcomeOf(api, () => api.evaluate(JSON.parse(requestText)));
     problems.push(...compareOutcome(vector.expect, object).map((p) => `evaluate: ${p}`));
+  }
+  if (loaded.derivation !== undefined) {
+    const derived = outcomeOf(api, () => parseExactJson(api.deriveJson(requestText)));
+    problems.push(...compareDerivation(loaded.derivation, derived).map((p) => `deriveJson: ${p}`));
+    if (loaded.objectPath) {
+      const typed = outcomeOf(api, () => api.derive(parseExactJson(requestText)));
+      problems.push(...compareDerivation(loaded.derivation, typed).map((p) => `derive: ${p}`));
+    }
+  }
+  if (vector.expect.diagnosis) {
+    const faults = outcomeOf(api, () => api.diagnose(requestText));
+    problems.push(...compareDiagnosis(vector.expect.diagnosis, faults).map((p) => `diagnose: ${p}`));
   }
   if (vector.expect.contract_digest) {
     const identity = outcomeOf(api, () => api.validateContract(vector.request.contract));

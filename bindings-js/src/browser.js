@@ -25,4 +25,8 @@ export const {
   info,
   simulate,
   simulateJson,
+  derive,
+  deriveJson,
+  diagnose,
+  diagnoseContract,
 } = api;

@@ -4,6 +4,7 @@ import { instantiate } from '../generated/evaluator.js';
 import { MANIFEST } from '../generated/manifest.js';
 import { SCHEMA } from '../generated/schema.js';
 import { MAX_REQUEST_BYTES, RequestTooLargeError, ScaleUnitsError } from './error.js';
+import { parseExactJson } from './exact-json.js';
 
 // WIT u64 and s64 both become `bigint` in jco's declarations; these are the s64 fields of
 // wit/evaluator.wit (a test keeps the list equal to the WIT).
@@ -313,11 +314,24 @@ function evaluateBatchWith(ev, items, prepare, what) {
   return results;
 }
 
+/** A WIT `diagnosis` as the facade's list of faults (codes in their wire spelling). */
+const faultsOf = (diagnosis) =>
+  diagnosis.faults.map((fault) => ({
+    code: fault.code.replaceAll('-', '_'),
+    message: fault.message,
+    path: fault.path,
+    hint: fault.hint,
+  }));
+
+/** The text of a request or contract to diagnose: JSON text as given, a plain object as JSON. */
+const diagnosisText = (value, what) => jsonText(typeof value === 'string' ? value : requestText(value), what);
+
 /** The public API over an instantiated evaluator interface. */
 export function createApi(ev) {
   const evaluateJson = (text) => call(ev.evaluateJson, jsonText(text, 'evaluateJson')).json;
   const evaluateBatchJson = (texts) => evaluateBatchWith(ev, texts, (text) => text, 'evaluateBatchJson');
   const simulateJson = (text) => call(ev.simulateJson, jsonText(text, 'simulateJson')).json;
+  const deriveJson = (text) => call(ev.deriveJson, jsonText(text, 'deriveJson')).json;
   return {
     componentDigest: MANIFEST.componentDigest,
     evaluateJson,
@@ -335,5 +349,10 @@ export function createApi(ev) {
     simulateJson,
     // Like `evaluate`, the object goes through JSON: the core applies the input's defaults.
     simulate: (input) => JSON.parse(simulateJson(requestText(input))),
+    deriveJson,
+    // Integers past 2^53 (the growth gate's products) come back as BigInt, never rounded.
+    derive: (request) => parseExactJson(deriveJson(requestText(request))),
+    diagnose: (request) => faultsOf(call(ev.diagnoseRequestJson, diagnosisText(request, 'diagnose'))),
+    diagnoseContract: (contract) => faultsOf(call(ev.diagnoseContractJson, diagnosisText(contract, 'diagnoseContract'))),
   };
 }

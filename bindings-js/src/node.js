@@ -20,4 +20,8 @@ export const {
   info,
   simulate,
   simulateJson,
+  derive,
+  deriveJson,
+  diagnose,
+  diagnoseContract,
 } = api;

@@ -165,7 +165,7 @@ test('validateContract returns the identity and reports contract errors', () => 
 });
 
 test('info, surfaceProfile and explain speak snake_case', () => {
-  assert.deepEqual(api.info(), { evaluator_version: '0.1.0', schema_version: '1', wit_version: '0.1.0' });
+  assert.deepEqual(api.info(), { evaluator_version: '0.1.0', schema_version: '1', wit_version: '0.2.0' });
   const profile = api.surfaceProfile('mcp_gateway');
   assert.equal(profile.surface, 'mcp_gateway');
   assert.deepEqual(profile.provider_quota_axes, ['provider_global_quota']);
@@ -234,4 +234,57 @@ test('a core module whose sha256 differs from the build manifest is refused', as
   tampered[tampered.length - 1] ^= 1;
   await assert.rejects(instantiateEvaluator(async () => tampered), /evaluator\.core\.wasm has sha256:[0-9a-f]{64}, the build recorded/);
   assert.equal(typeof (await instantiateEvaluator(async () => real)).evaluateJson, 'function');
+});
+
+test('derive returns the derivation of the decision, integers past 2^53 exact', async () => {
+  const example = JSON.parse(await readFile(new URL('../../examples/api-gateway/request.json', import.meta.url), 'utf8'));
+  const decision = api.evaluate(example);
+  const derivation = api.derive(example);
+  assert.equal(derivation.decision_id, decision.decision_id);
+  assert.equal(derivation.action, decision.action);
+  assert.deepEqual(derivation.reasons, decision.reasons);
+  assert.equal(api.deriveJson(JSON.stringify(example)), api.deriveJson(JSON.stringify(example)));
+  assert.deepEqual(api.derive(example), JSON.parse(api.deriveJson(JSON.stringify(example))), 'small numbers are plain numbers');
+  const t = derivation.target;
+  assert.equal(t.ceil, Math.ceil(t.value / t.target));
+
+  // 200 more replicas × 10^15 millicores each: 2 × 10^17 needed, past Number.MAX_SAFE_INTEGER.
+  const big = structuredClone(example);
+  Object.assign(big.contract.policy, { max_replicas: 1000, scale_up_step: 200 });
+  big.signal.value = 100_000;
+  big.contract.replica_demands[0].per_replica = 10 ** 15;
+  const growth = api.derive(big).gates.find((g) => g.gate === 'growth');
+  assert.equal(growth.additional, 200);
+  assert.equal(growth.capacity[0].needed, 200n * 10n ** 15n);
+  assert.equal(typeof growth.capacity[0].needed, 'bigint');
+  assert.equal(growth.capacity[0].per_replica, 10 ** 15, 'a safe integer stays a number');
+  assert.match(api.deriveJson(JSON.stringify(big)), /"needed":200000000000000000[,}]/);
+
+  // An invalid request: derive throws what evaluate throws.
+  const bad = structuredClone(example);
+  bad.current_replicas = 10_001;
+  assert.throws(() => api.derive(bad), (error) => error instanceof ScaleUnitsError && error.code === 'replicas_out_of_bounds');
+});
+
+test('diagnose and diagnoseContract list every fault with a hint, the first the error', () => {
+  const broken = request();
+  broken.current_replicas = 10_001;
+  broken.contract.policy.target = 0;
+  const faults = api.diagnose(broken);
+  assert.ok(faults.length >= 2, JSON.stringify(faults));
+  let thrown;
+  try {
+    api.evaluate(broken);
+  } catch (error) {
+    thrown = error;
+  }
+  assert.deepEqual(faults[0], { code: thrown.code, message: thrown.message, path: thrown.path, hint: faults[0].hint });
+  assert.ok(faults.every((f) => typeof f.hint === 'string' && f.hint.length > 0 && !f.code.includes('-')));
+  assert.deepEqual(api.diagnose(JSON.stringify(broken)), faults, 'text and object agree');
+  assert.deepEqual(api.diagnose(request()), []);
+  assert.deepEqual(api.diagnose('{'), [api.diagnose('{')[0]]);
+  assert.equal(api.diagnose('{')[0].code, 'invalid_json');
+  const contractFaults = api.diagnoseContract(broken.contract);
+  assert.equal(contractFaults[0].path, 'policy.target');
+  assert.deepEqual(api.diagnoseContract(request().contract), []);
 });
