@@ -22,7 +22,8 @@ from .decision import (
     SignalKind,
     SurfaceKind,
 )
-from .errors import MAX_REQUEST_BYTES, ErrorCode, HostError, RequestTooLargeError, ScaleUnitsError
+from .derivation import DemandCheck, Derivation, DerivationTarget, EngineCheck, EvidenceVerdict, Fault, QuotaCheck
+from .errors import MAX_REQUEST_BYTES, ErrorCode, HostError, RequestTooLargeError, ScaleUnitsError, UnsupportedError
 from .evaluator import Evaluator, component_digest
 from .typed import (
     CapacityDemand,
@@ -50,7 +51,15 @@ __all__ = [
     "CapacityObservation",
     "ContinuityContract",
     "ContinuityObservation",
+    "DemandCheck",
+    "Derivation",
+    "DerivationTarget",
+    "EngineCheck",
     "EvaluationRequest",
+    "EvidenceVerdict",
+    "Fault",
+    "QuotaCheck",
+    "UnsupportedError",
     "PartitionLeaseContract",
     "QuotaBinding",
     "QuotaObservation",

@@ -21,9 +21,15 @@ from wasmtime import component as wc
 
 from .errors import HostError, ScaleUnitsError
 
-#: The exported interface, as the WIT package names it.
-INTERFACE = "scale-units:evaluator/evaluator@0.1.0"
-#: The functions the facade calls.
+#: The exported interface names this package speaks, newest first: a component of WIT 0.1.x
+#: still loads and serves every function it has (DECISIONS.md, "WIT 0.2.0").
+INTERFACES = ("scale-units:evaluator/evaluator@0.2.0", "scale-units:evaluator/evaluator@0.1.0")
+#: The interface of the WIT this package was written for.
+INTERFACE = INTERFACES[0]
+#: Functions added in WIT 0.2.0: a 0.1.x component lacks them, and calling one raises
+#: ``UnsupportedError``.
+OPTIONAL_FUNCTIONS = ("derive-json", "diagnose-request-json", "diagnose-contract-json")
+#: The functions the facade calls that every supported component has.
 FUNCTIONS = (
     "evaluate",
     "evaluate-json",
@@ -45,18 +51,21 @@ class _Instance:
     def __init__(self, engine: wasmtime.Engine, linker: wc.Linker, component: wc.Component) -> None:
         self.store = wasmtime.Store(engine)
         instance = linker.instantiate(self.store, component)
-        interface = instance.get_export_index(self.store, INTERFACE)
+        found = [(name, instance.get_export_index(self.store, name)) for name in INTERFACES]
+        name, interface = next(((name, index) for name, index in found if index is not None), (None, None))
         if interface is None:
-            raise HostError(f"the component does not export {INTERFACE}")
+            raise HostError(f"the component does not export {' or '.join(INTERFACES)}")
         self.funcs: dict[str, wc.Func] = {}
         self.types: dict[str, wc.FuncType] = {}
-        for name in FUNCTIONS:
-            index = instance.get_export_index(self.store, name, interface)
+        for function in FUNCTIONS + OPTIONAL_FUNCTIONS:
+            index = instance.get_export_index(self.store, function, interface)
             func = instance.get_func(self.store, index) if index is not None else None
             if func is None:
-                raise HostError(f"the component's {INTERFACE} has no function {name}")
-            self.funcs[name] = func
-            self.types[name] = func.type(self.store)
+                if function in OPTIONAL_FUNCTIONS:
+                    continue
+                raise HostError(f"the component's {name} has no function {function}")
+            self.funcs[function] = func
+            self.types[function] = func.type(self.store)
 
 
 class Runtime:
@@ -91,6 +100,10 @@ class Runtime:
                     raise HostError(f"instantiating the component failed: {error}") from error
             self._local.instance = instance
         return instance
+
+    def has(self, name: str) -> bool:
+        """Whether the component exports the function ``name`` (a 0.1.x one lacks the 0.2.0 ones)."""
+        return name in self._instance().funcs
 
     def param_type(self, name: str) -> wc.ValType:
         """The type of the first parameter of ``name``."""

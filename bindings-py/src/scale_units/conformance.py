@@ -9,7 +9,10 @@ component than the packaged one; ``--known-failures FILE`` lists vectors expecte
 A ``request`` vector goes through the dict API (``Evaluator.evaluate``), a ``request_json``
 vector through ``Evaluator.evaluate_json`` as the exact text; an expected ``contract_digest`` is
 checked with ``Evaluator.validate_contract``. Decisions are compared field by field, errors by
-code and ``message_contains``; paths are not compared.
+code and ``message_contains``; paths are not compared. An ``expect.derivation`` is compared field
+by field with ``Evaluator.derive`` (``derive_json`` for a ``request_json`` vector), and an
+``expect.diagnosis`` fault by fault with ``Evaluator.diagnose`` (code and path exactly, hint and
+message by fragment).
 """
 
 from __future__ import annotations
@@ -48,8 +51,10 @@ class Vector:
     #: What validating the request's contract must yield, when given.
     contract_digest: str | None
     #: The expected derivation (``expect.derivation``, the ``derivation/`` group), when given.
-    #: Read but not yet checked here: the package has no derivation entry point yet.
     derivation: dict[str, Any] | None = None
+    #: The expected faults (``expect.diagnosis``): ``{code, path, hint_contains,
+    #: message_contains?}`` each, when given.
+    diagnosis: list[dict[str, Any]] | None = None
 
 
 def load(path: Path) -> Vector:
@@ -70,8 +75,6 @@ def load(path: Path) -> Vector:
     expect = data.get("expect")
     if not isinstance(expect, dict) or ("decision" in expect) == ("error" in expect):
         raise VectorError(f"{path}: expect needs exactly one of decision and error")
-    # `derivation` and `diagnosis` (tests/vectors/README.md) are not checked here yet: this face
-    # checks them once the component exports them.
     unknown = set(expect) - {"decision", "error", "contract_digest", "derivation", "diagnosis"}
     if unknown:
         raise VectorError(f"{path}: unknown expect fields {sorted(unknown)}")
@@ -88,6 +91,7 @@ def load(path: Path) -> Vector:
         error=expected_error,
         contract_digest=expect.get("contract_digest"),
         derivation=expect.get("derivation"),
+        diagnosis=expect.get("diagnosis"),
     )
 
 
@@ -112,6 +116,10 @@ def check(evaluator: Evaluator, vector: Vector) -> str | None:
     except ScaleUnitsError as error:
         outcome = error
     problem = _compare(vector, outcome)
+    if problem is None and vector.derivation is not None:
+        problem = _check_derivation(evaluator, vector)
+    if problem is None and vector.diagnosis is not None:
+        problem = _check_diagnosis(evaluator, vector)
     if problem is None and vector.contract_digest is not None:
         contract = vector.request.get("contract") if isinstance(vector.request, dict) else None
         try:
@@ -121,6 +129,34 @@ def check(evaluator: Evaluator, vector: Vector) -> str | None:
         if identity.contract_digest != vector.contract_digest:
             return f"contract_digest: expected {vector.contract_digest}, got {identity.contract_digest}"
     return problem
+
+
+def _check_derivation(evaluator: Evaluator, vector: Vector) -> str | None:
+    try:
+        if vector.request_json is not None:
+            derived: Any = json.loads(evaluator.derive_json(vector.request_json))
+        else:
+            derived = evaluator.derive(vector.request)
+    except ScaleUnitsError as error:
+        return f"expected a derivation, got error {error}"
+    return first_difference(vector.derivation, derived, "derivation")
+
+
+def _check_diagnosis(evaluator: Evaluator, vector: Vector) -> str | None:
+    expected = vector.diagnosis or []
+    faults = evaluator.diagnose(vector.request_json if vector.request_json is not None else vector.request)
+    for index, (want, got) in enumerate(zip(expected, faults)):
+        at = f"diagnosis[{index}]"
+        if got["code"] != want["code"] or got["path"] != want["path"]:
+            return f"{at}: expected {want['code']} at {want['path']!r}, got {got['code']} at {got['path']!r}: {got['message']}"
+        if want["hint_contains"] not in got["hint"]:
+            return f"{at}: hint {got['hint']!r} does not contain {want['hint_contains']!r}"
+        fragment = want.get("message_contains")
+        if fragment is not None and fragment not in got["message"]:
+            return f"{at}: message {got['message']!r} does not contain {fragment!r}"
+    if len(faults) != len(expected):
+        return f"diagnosis: expected {len(expected)} faults, got {len(faults)}"
+    return None
 
 
 def _compare(vector: Vector, outcome: Any) -> str | None:

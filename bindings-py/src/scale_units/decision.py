@@ -281,5 +281,5 @@ class EvaluatorInfo:
     evaluator_version: str
     #: The wire schema: ``"1"``.
     schema_version: str
-    #: The WIT package version: ``0.1.0``.
+    #: The WIT package version: ``0.2.0`` (``0.1.x`` for a component of the previous minor).
     wit_version: str

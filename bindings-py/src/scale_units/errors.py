@@ -70,3 +70,18 @@ class RequestTooLargeError(HostError):
         self.size = size
         self.limit = limit
         super().__init__(f"the request is {size} bytes, more than the limit of {limit}")
+
+
+class UnsupportedError(HostError):
+    """The loaded component predates the function called: a component of WIT 0.1.x has no
+    ``derive`` or ``diagnose``. The component still serves every function it has."""
+
+    function: str
+    wit_version: str
+
+    def __init__(self, function: str, wit_version: str) -> None:
+        self.function = function
+        self.wit_version = wit_version
+        super().__init__(
+            f"the component (WIT {wit_version}) does not export {function}; load a component of WIT 0.2.0 or later"
+        )

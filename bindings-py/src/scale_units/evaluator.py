@@ -22,7 +22,8 @@ from .decision import (
     SignalKind,
     SurfaceKind,
 )
-from .errors import MAX_REQUEST_BYTES, ErrorCode, HostError, RequestTooLargeError, ScaleUnitsError
+from .errors import MAX_REQUEST_BYTES, ErrorCode, HostError, RequestTooLargeError, ScaleUnitsError, UnsupportedError
+from .derivation import Derivation, Fault
 from .typed import EvaluationRequest, ScaleUnitContract, SimulationInput
 
 #: The component file shipped inside this package.
@@ -207,6 +208,51 @@ class Evaluator:
             reasons=tuple(ReasonText(Reason(r["reason"]), r["text"]) for r in data["reasons"]),
             evidence=tuple(data["evidence"]),
         )
+
+    def derive(self, request: EvaluationRequest) -> Derivation:
+        """The derivation of a request's decision (WIT 0.2.0 ``derive-json``): each evidence
+        verdict, the target arithmetic (``ceil(value / target)``, the clamp, the step cap), each
+        gate with its numbers, and the outcome. Integers are exact ``int``s. Raises
+        ``ScaleUnitsError`` exactly as ``evaluate`` does for the same request, and
+        ``UnsupportedError`` for a component of WIT 0.1."""
+        result: Derivation = json.loads(self.derive_json(_wire.dumps(request)))
+        return result
+
+    def derive_json(self, request_json: str | bytes) -> str:
+        """``derive`` with JSON text in and out, byte for byte what the core writes."""
+        self._require("derive-json")
+        return str(self._call_json("derive-json", request_json).json)
+
+    def diagnose(self, request: EvaluationRequest | str | bytes) -> list[Fault]:
+        """Every fault of a request (a dict, or JSON text as given), each with a hint that says
+        what to add or change; the first is the error ``evaluate`` raises for it. ``[]`` for a
+        request that evaluates; missing or stale evidence is not a fault. At most 1000 faults are
+        listed. Raises ``UnsupportedError`` for a component of WIT 0.1, ``TypeError`` for a value
+        JSON cannot write; never ``ScaleUnitsError`` for bad JSON text (that is a fault)."""
+        return self._diagnose("diagnose-request-json", request)
+
+    def diagnose_contract(self, contract: ScaleUnitContract | str | bytes) -> list[Fault]:
+        """Every fault of a contract (a dict, or JSON text), as ``diagnose``; paths are relative to
+        the contract, and the first fault is the error ``validate_contract`` raises."""
+        return self._diagnose("diagnose-contract-json", contract)
+
+    def _diagnose(self, name: str, value: Any) -> list[Fault]:
+        self._require(name)
+        text = value if isinstance(value, (str, bytes)) else bytes(value) if isinstance(value, bytearray) else _wire.dumps(value)
+        try:
+            checked = _checked_text(text)
+        except ScaleUnitsError as error:
+            return [Fault(code=error.code.value, message=error.message, path=error.path, hint="save the text as UTF-8")]
+        raw = self._runtime.call(name, checked)
+        return [
+            Fault(code=_component.wire(fault.code), message=fault.message, path=fault.path, hint=fault.hint)
+            for fault in raw.faults
+        ]
+
+    def _require(self, name: str) -> None:
+        """Raises ``UnsupportedError`` when the component predates ``name``."""
+        if not self._runtime.has(name):
+            raise UnsupportedError(name, self.info().wit_version)
 
     def _call_json(self, name: str, text: str | bytes) -> Any:
         """Calls a JSON entry point with ``_checked_text(text)``."""

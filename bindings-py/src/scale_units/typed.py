@@ -272,3 +272,4 @@ class SimulationInput(_SimulationInputRequired, total=False):
     actuation_delay_s: int
     trace_csv: str
     trace: List[TraceStep]
+
