@@ -437,12 +437,13 @@ pub(crate) fn print_diagnosed_error(error: &EvaluationError, format: Format, dia
     };
     match format {
         Format::Json => {
-            let mut body = serde_json::json!({ "error": error.to_json() });
-            if let Some(diagnosis) = diagnosis.filter(|diagnosis| !diagnosis.is_empty())
-                && let Ok(value) = serde_json::from_str::<serde_json::Value>(&diagnosis.to_json())
-            {
-                body["diagnosis"] = value;
-            }
+            let faults = diagnosis
+                .filter(|diagnosis| !diagnosis.is_empty())
+                .and_then(|diagnosis| serde_json::from_str::<serde_json::Value>(&diagnosis.to_json()).ok());
+            let body = match faults {
+                Some(faults) => serde_json::json!({ "error": error.to_json(), "diagnosis": faults }),
+                None => serde_json::json!({ "error": error.to_json() }),
+            };
             out!("{body}");
             if std::io::stderr().is_terminal() && !std::io::stdout().is_terminal() {
                 eprintln!("{}", words());

@@ -1,7 +1,7 @@
 // The playground: two editors, the live decision, the controls, the simulator, the comparison and
 // the share link, all over the one evaluator component (bindings-js's browser entry). Nothing here
 // decides.
-import { ScaleUnitsError, componentDigest, evaluate, info, validateContractJson } from 'scale-units';
+import { ScaleUnitsError, componentDigest, derive, diagnose, evaluate, info, validateContractJson } from 'scale-units';
 import decisionSchema from '../../schema/decision.schema.json';
 import { Compare } from './compare.js';
 import { Controls } from './controls.js';
@@ -127,6 +127,8 @@ function evaluateNow() {
 
   let decision = null;
   let refusal = null;
+  let derivation = null;
+  let faults = [];
   const contractValue = contract.error ? undefined : contract.value;
   const requestValue = request.error || !request.value || typeof request.value !== 'object' || Array.isArray(request.value) ? null : request.value;
   if (!request.error && !requestValue) problems.push({ editor: 'request', source: 'syntax', line: 1, message: 'the request must be an object' });
@@ -138,9 +140,12 @@ function evaluateNow() {
     }
     try {
       decision = evaluate(whole);
+      // The numbers behind it: the same request through the same decision path.
+      derivation = derive(whole);
     } catch (error) {
       if (!(error instanceof ScaleUnitsError)) throw error;
       refusal = error;
+      faults = diagnose(whole);
       problems.unshift({ ...place(pathSegments(error.path)), source: 'component', code: error.code, path: error.path, message: error.message });
     }
   }
@@ -149,6 +154,8 @@ function evaluateNow() {
   renderDecision($('decision'), decision, {
     refusal,
     unreadable: problems.filter((p) => p.source === 'syntax'),
+    derivation,
+    faults,
     onCopy: (json) => copyText(json, $('decision-status'), 'the decision as JSON'),
   });
   if (requestValue) controls.update(requestValue, contractValue, decision);

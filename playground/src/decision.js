@@ -2,6 +2,7 @@
 // through `explain`) linked to its place in the SPEC, the evidence, the identities, and the
 // decision as JSON to copy or download. When there is no decision, why not, in words.
 import { explain } from 'scale-units';
+import { derivationLines } from './derivation.js';
 import { DOCS, reasonHref } from './docs.js';
 import { breakable, h, shortDigest } from './dom.js';
 import { placeWords } from './wire.js';
@@ -12,9 +13,9 @@ const ACTION_WORDS = { scale_up: 'scale up', scale_down: 'scale down', hold: 'ho
  * Renders into `root` the decision, or why there is none: `refusal` (the component's typed error)
  * or `unreadable` (syntax problems: the component never saw the text). `onCopy(json)` copies.
  */
-export function renderDecision(root, decision, { refusal = null, unreadable = [], onCopy } = {}) {
+export function renderDecision(root, decision, { refusal = null, unreadable = [], derivation = null, faults = [], onCopy } = {}) {
   if (!decision) {
-    root.replaceChildren(noDecision(refusal, unreadable));
+    root.replaceChildren(noDecision(refusal, unreadable), diagnosisList(refusal ? faults : []));
     return;
   }
   const words = explain(decision);
@@ -47,9 +48,8 @@ export function renderDecision(root, decision, { refusal = null, unreadable = []
       ),
     ),
     h('p', { className: 'muted small' }, 'Each reason links to the step of the ', h('a', { href: DOCS.algorithm }, 'SPEC’s algorithm (§7)'), ' that gives it.'),
-    // The derivation (issue 17: each evidence verdict, the raw target, each clamp, step cap and
-    // gate with its numbers) belongs here, between the reasons and the evidence, once the core
-    // and bindings-js export it. The page shows only what the component computed.
+    // The derivation: how the numbers came out (the component's `derive`, the same path).
+    derivation ? derivationSection(derivation) : null,
     h('h3', {}, 'Evidence'),
     h(
       'table',
@@ -91,6 +91,46 @@ export function renderDecision(root, decision, { refusal = null, unreadable = []
       h('button', { type: 'button', id: 'decision-copy', onclick: () => onCopy?.(json) }, 'Copy JSON'),
       h('button', { type: 'button', id: 'decision-download', onclick: () => download(json, `${decision.decision_id.replace(':', '-')}.json`) }, 'Download JSON'),
       h('span', { id: 'decision-status', className: 'muted', role: 'status' }),
+    ),
+  );
+}
+
+/** The derivation's steps as a list of `step: numbers` lines. */
+function derivationSection(derivation) {
+  return h(
+    'section',
+    { className: 'derivation', id: 'derivation', 'aria-label': 'How the numbers came out' },
+    h('h3', {}, 'How the numbers came out'),
+    h(
+      'ol',
+      { className: 'derivation-steps' },
+      derivationLines(derivation).map(({ step, text }) =>
+        h('li', { dataset: { step } }, h('span', { className: 'step' }, step), ' ', h('code', { className: 'numbers' }, breakable(text))),
+      ),
+    ),
+  );
+}
+
+/** Every fault the component's diagnosis found, each with its hint; nothing when there is none. */
+function diagnosisList(faults) {
+  if (faults.length === 0) return '';
+  return h(
+    'section',
+    { className: 'diagnosis', id: 'diagnosis', 'aria-label': 'Every fault found' },
+    h('h3', {}, faults.length === 1 ? 'The fault, and what to change' : `All ${faults.length} faults, and what to change`),
+    h(
+      'ol',
+      { className: 'fault-list' },
+      faults.map((f) =>
+        h(
+          'li',
+          { className: 'fault', dataset: { code: f.code, path: f.path } },
+          h('code', { className: 'code' }, f.code),
+          f.path ? [' at ', h('code', { className: 'path' }, breakable(f.path))] : null,
+          h('span', { className: 'message' }, `: ${f.message}`),
+          h('p', { className: 'hint' }, 'Hint: ', f.hint),
+        ),
+      ),
     ),
   );
 }

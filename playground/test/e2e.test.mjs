@@ -572,6 +572,45 @@ for (const width of WIDTHS) {
       }
     });
 
+    test('the derivation is shown next to the decision, and every fault with its hint under a refusal', async () => {
+      await pick(p, 'api-gateway');
+      await verdict(p, 'scale_up');
+      const steps = await p.$$eval('#derivation li', (items) => items.map((li) => [li.dataset.step, li.textContent]));
+      const step = (name) => steps.find(([s]) => s === name)?.[1] ?? '';
+      assert.match(step('target'), /^target ceil\(\d+ \/ \d+\) = \d+$/, `steps: ${JSON.stringify(steps)}`);
+      assert.match(step('bounds'), /^bounds \[\d+, \d+\]/);
+      assert.match(step('step cap'), /scale_up_step/);
+      assert.ok(steps.some(([s]) => s === 'growth'), 'the growth gate of a scale-up is listed');
+      assert.equal(steps.at(-1)[0], 'decision');
+      const replicas = (await p.textContent('#replicas')).match(/(\d+) → (\d+)/);
+      assert.match(steps.at(-1)[1], new RegExp(`scale_up ${replicas[1]} → ${replicas[2]} \\(target_tracking`));
+      // Between the reasons and the evidence, inside the decision.
+      const order = await p.$$eval('#decision #reasons, #decision #derivation, #decision #evidence', (els) => els.map((e) => e.id));
+      assert.deepEqual(order, ['reasons', 'derivation', 'evidence']);
+      await fits(p, 'the derivation');
+      await p.locator('#derivation').screenshot({ path: join(SHOTS, `14-derivation-${width}.png`) });
+
+      // Two faults at once: the stateless block flag and a missing required axis.
+      await replaceIn(p, 'contract', '"block_scale_down_with_active": false', '"block_scale_down_with_active": true');
+      await verdict(p, 'error');
+      await replaceIn(p, 'contract', '"memory_mib",\n    "session_slots"\n', '"memory_mib"\n');
+      await p.waitForSelector('#diagnosis li.fault >> nth=1');
+      const faults = await p.$$eval('#diagnosis li.fault', (items) =>
+        items.map((li) => ({ code: li.dataset.code, path: li.dataset.path, hint: li.querySelector('.hint').textContent })),
+      );
+      assert.ok(faults.length >= 2, JSON.stringify(faults));
+      const refusal = await p.getAttribute('[data-testid="verdict"]', 'data-code');
+      assert.equal(faults[0].code, refusal, 'the first fault is the refusal');
+      assert.ok(faults.every((f) => f.hint.length > 'Hint: '.length), JSON.stringify(faults));
+      assert.ok(faults.some((f) => /session_slots/.test(f.hint)), `a hint names the missing axis: ${JSON.stringify(faults)}`);
+      assert.equal(await p.locator('#derivation').count(), 0, 'no derivation without a decision');
+      await fits(p, 'the diagnosis');
+      await p.locator('#decision').screenshot({ path: join(SHOTS, `15-diagnosis-${width}.png`) });
+      await pick(p, 'api-gateway');
+      await verdict(p, 'scale_up');
+      assert.equal(await p.locator('#diagnosis').count(), 0, 'no diagnosis beside a decision');
+    });
+
     test('a syntax error is named in words, in the editor that has it', async () => {
       await pick(p, 'api-gateway');
       await verdict(p, 'scale_up');
