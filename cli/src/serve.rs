@@ -79,6 +79,12 @@ pub(crate) struct ServeArgs {
     /// this process).
     #[arg(long, value_name = "URL")]
     redis: Option<String>,
+    /// Keep each unit's last admitted scale action and the journal of accepted decisions in a
+    /// redb database in DIR (a volume), written to disk before an admission is answered. Without
+    /// it or --redis they live in this process, and after a restart every unit's cooldowns count
+    /// from the start.
+    #[arg(long, value_name = "DIR", conflicts_with = "redis")]
+    state_dir: Option<PathBuf>,
     /// Serve HTTPS (every route) for the admission webhook; needs --units, --tls-cert and --tls-key.
     #[arg(long)]
     webhook: bool,
@@ -144,6 +150,7 @@ struct ServeOptions {
     units: Option<PathBuf>,
     units_interval: Duration,
     redis: Option<String>,
+    state_dir: Option<PathBuf>,
     webhook: bool,
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
@@ -221,13 +228,26 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         if let Some(url) = &options.redis {
             units = units.redis(url);
         }
+        if let Some(state) = &options.state_dir {
+            units = units.state_dir(state);
+        }
         let units = units.build().await.map_err(|error| Failure::Host(error.to_string()))?;
         eprintln!(
-            "scale-units serve: {} unit contract(s) from {}, observations in {}",
+            "scale-units serve: {} unit contract(s) from {}, observations in {}, admitted scale actions in {}",
             units.keys().len(),
             dir.display(),
-            units.store_kind()
+            units.store_kind(),
+            match &options.state_dir {
+                Some(state) => format!("{} ({})", units.state_kind(), state.display()),
+                None => units.state_kind().to_owned(),
+            }
         );
+        if units.state_kind() == "memory" {
+            eprintln!(
+                "scale-units serve: admitted scale actions are not kept across restarts (no --state-dir or \
+                 --redis): every unit's cooldowns count from this start"
+            );
+        }
         config.units = Some(units);
     }
     if options.webhook {
@@ -364,6 +384,7 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         units: args.units,
         units_interval: millis(args.units_interval_ms).max(Duration::from_millis(10)),
         redis: args.redis,
+        state_dir: args.state_dir,
         webhook: args.webhook,
         tls_cert: args.tls_cert,
         tls_key: args.tls_key,

@@ -14,7 +14,13 @@
 //! observations and the service's clock (`now` in whole seconds, `Z`) and evaluates it through
 //! the [`PolicyRegistry`]; a missing or expired observation is simply absent, so the evaluator
 //! blocks. A store that cannot be read is an error, never an empty set of evidence.
+//!
+//! The cooldowns count from the latest of three times: the unit's last change the webhook
+//! admitted ([`Units::record_admission`], kept by the ledger: a state folder, Redis or this
+//! process), the `last_action_at` a collector pushed, and the ledger's epoch — the moment from
+//! which it vouches for every admission. Unknown is never "no action ever".
 
+mod durable;
 mod error;
 mod store;
 
@@ -29,6 +35,8 @@ use scale_units_core::{Decision, ErrorCode, EvaluationError};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+pub use durable::{Admission, JOURNAL_MAX_AGE_MS, JOURNAL_MAX_PER_UNIT, Recorded, STATE_FILE};
+use durable::{Known, Ledger, format_ms};
 pub use error::UnitError;
 use store::{Store, Write};
 
@@ -123,6 +131,113 @@ pub struct UnitDecision {
     pub decision_json: Option<String>,
     /// The component that decided (`None` without a contract).
     pub provenance: Option<Arc<Provenance>>,
+    /// The time the cooldowns counted from, and why (`None` without a contract).
+    pub last_action: Option<LastAction>,
+}
+
+/// Where the time a unit's cooldowns count from came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActionSource {
+    /// A change this service admitted and recorded.
+    Admission,
+    /// The `last_action_at` a collector pushed (later than any recorded admission).
+    Collector,
+    /// The store cannot vouch for the unit before its epoch (a new state folder, a new process
+    /// with the memory store, a Redis that lost its data): the cooldowns count from the epoch.
+    Unknown,
+    /// No action is known and none is assumed ([`UnitsBuilder::no_prior_actions`]).
+    None,
+}
+
+impl ActionSource {
+    /// The source's name in the service's JSON: `admission`, `collector`, `unknown` or `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admission => "admission",
+            Self::Collector => "collector",
+            Self::Unknown => "unknown",
+            Self::None => "none",
+        }
+    }
+}
+
+/// The time a unit's cooldowns count from: the latest of its recorded admission, the collector's
+/// pushed `last_action_at` and the store's epoch.
+#[derive(Clone, Debug)]
+pub struct LastAction {
+    /// The time given to the evaluator as `last_action_at` (`None` only with
+    /// [`ActionSource::None`]).
+    pub at: Option<String>,
+    /// Which of the three it is.
+    pub source: ActionSource,
+    /// The last admission recorded for the unit.
+    pub admission: Option<Admission>,
+    /// The `last_action_at` the collector pushed, as pushed.
+    pub pushed: Option<String>,
+    /// From when the store vouches for every admission (`None`: no prior actions assumed).
+    pub known_since: Option<String>,
+}
+
+impl LastAction {
+    /// As the service's JSON.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "at": self.at,
+            "source": self.source.as_str(),
+            "admission": self.admission,
+            "pushed": self.pushed,
+            "known_since": self.known_since,
+        })
+    }
+
+    fn of(known: Known, pushed: Option<String>) -> Self {
+        let pushed_ms = pushed
+            .as_deref()
+            .and_then(|text| serde_json::from_str::<String>(text).ok())
+            .and_then(|text| text.parse::<jiff::Timestamp>().ok())
+            .map(|time| time.as_millisecond());
+        let pushed = pushed.and_then(|text| serde_json::from_str::<String>(&text).ok());
+        // The epoch counts from its next whole second: never a shorter cooldown than the truth.
+        let epoch_ms = known.epoch_ms.map(|ms| ms.saturating_add(999).div_euclid(1000).saturating_mul(1000));
+        let mut best: (Option<i64>, ActionSource) = (None, ActionSource::None);
+        for (at, source) in [
+            (epoch_ms, ActionSource::Unknown),
+            (pushed_ms, ActionSource::Collector),
+            (known.last.as_ref().map(|admission| admission.at_ms), ActionSource::Admission),
+        ] {
+            if let Some(at) = at
+                && best.0.is_none_or(|held| at >= held)
+            {
+                best = (Some(at), source);
+            }
+        }
+        let at = match best.1 {
+            ActionSource::Admission => known.last.as_ref().map(|admission| admission.at.clone()),
+            ActionSource::Collector => pushed.clone(),
+            ActionSource::Unknown => epoch_ms.map(format_ms),
+            ActionSource::None => None,
+        };
+        Self {
+            at,
+            source: best.1,
+            admission: known.last,
+            pushed,
+            known_since: known.epoch_ms.map(format_ms),
+        }
+    }
+}
+
+/// An admitted change to record with [`Units::record_admission`].
+#[derive(Clone, Copy, Debug)]
+pub struct AdmittedChange<'a> {
+    /// The replica count before.
+    pub from: u64,
+    /// The replica count admitted.
+    pub to: u64,
+    /// The decision that admitted it, if any.
+    pub decision_id: Option<&'a str>,
+    /// The `AdmissionReview`'s `request.uid`: a second record with it changes nothing.
+    pub review_uid: &'a str,
 }
 
 /// What one scan of the contracts folder changed.
@@ -199,6 +314,8 @@ pub struct UnitsBuilder {
     registry: Arc<PolicyRegistry>,
     dir: Option<PathBuf>,
     redis_url: Option<String>,
+    state_dir: Option<PathBuf>,
+    no_prior_actions: bool,
     reload_interval: Duration,
     clock: Clock,
 }
@@ -208,6 +325,7 @@ impl fmt::Debug for UnitsBuilder {
         f.debug_struct("UnitsBuilder")
             .field("dir", &self.dir)
             .field("redis", &self.redis_url.is_some())
+            .field("state_dir", &self.state_dir)
             .field("reload_interval", &self.reload_interval)
             .finish_non_exhaustive()
     }
@@ -227,6 +345,24 @@ impl UnitsBuilder {
         self
     }
 
+    /// Keeps each unit's last admitted action and the journal of accepted decisions in a redb
+    /// database in `dir` (created when missing), committed to disk before an admission is
+    /// answered. Without it (and without Redis) they live in this process and are lost with it.
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// Vouches that no unit acted before this registry's store began: a unit without a recorded
+    /// admission or pushed time then has no last action (its cooldowns have elapsed). By default
+    /// the cooldowns count from the store's epoch (its creation, this process's start with the
+    /// memory store, the moment a Redis that lost its data was found empty). For tests and for a
+    /// cluster known to be new; never set by `scale-units serve`.
+    pub fn no_prior_actions(mut self) -> Self {
+        self.no_prior_actions = true;
+        self
+    }
+
     /// How often [`Units::watch`] rescans the contracts folder (default 2 s).
     pub fn reload_interval(mut self, interval: Duration) -> Self {
         self.reload_interval = interval;
@@ -242,18 +378,42 @@ impl UnitsBuilder {
     /// Connects to Redis (when set) and loads the contracts folder (when set).
     ///
     /// # Errors
-    /// [`UnitError::Config`] for a bad Redis URL or an unreadable folder, [`UnitError::Store`]
-    /// when Redis cannot be reached. A contract file that is refused is not an error: it is
-    /// logged and reported by [`Units::reload`].
+    /// [`UnitError::Config`] for a bad Redis URL, an unreadable folder, a state folder that cannot
+    /// be created or a state file that is not a redb database, or both Redis and a state folder;
+    /// [`UnitError::Store`] when Redis cannot be reached or the state file cannot be written. A
+    /// contract file that is refused is not an error: it is logged and reported by
+    /// [`Units::reload`].
     pub async fn build(self) -> Result<Arc<Units>, UnitError> {
-        let store = match &self.redis_url {
-            Some(url) => Store::redis(url).await?,
-            None => Store::memory(),
+        let now_ms = timestamp((self.clock)()).as_millisecond();
+        let no_prior = self.no_prior_actions;
+        let (store, ledger) = match (&self.redis_url, &self.state_dir) {
+            (Some(_), Some(_)) => {
+                return Err(UnitError::Config(
+                    "the state lives in Redis or in a state folder, not both (--redis or --state-dir)".to_owned(),
+                ));
+            }
+            (Some(url), None) => {
+                let store = Store::redis(url).await?;
+                let ledger = match store.redis_manager() {
+                    Some(manager) => Ledger::redis(manager, now_ms, no_prior).await?,
+                    None => return Err(UnitError::Config("the Redis store has no connection".to_owned())),
+                };
+                (store, ledger)
+            }
+            (None, Some(dir)) => {
+                let dir = dir.clone();
+                let ledger = tokio::task::spawn_blocking(move || Ledger::open(&dir, now_ms, no_prior))
+                    .await
+                    .map_err(|error| UnitError::Store(format!("the state store task failed: {error}")))??;
+                (Store::memory(), ledger)
+            }
+            (None, None) => (Store::memory(), Ledger::memory(now_ms, no_prior)?),
         };
         let units = Arc::new(Units {
             registry: self.registry,
             contracts: ArcSwap::from_pointee(BTreeMap::new()),
             store,
+            ledger,
             dir: self.dir,
             reload_interval: self.reload_interval,
             stamps: Mutex::new(HashMap::new()),
@@ -278,6 +438,7 @@ pub struct Units {
     registry: Arc<PolicyRegistry>,
     contracts: ArcSwap<BTreeMap<UnitKey, Arc<Contract>>>,
     store: Store,
+    ledger: Ledger,
     dir: Option<PathBuf>,
     reload_interval: Duration,
     /// The stamp (modification time, length) of each contract file at its last scan.
@@ -290,6 +451,7 @@ impl fmt::Debug for Units {
         f.debug_struct("Units")
             .field("units", &self.contracts.load().len())
             .field("store", &self.store.kind())
+            .field("state", &self.ledger.kind())
             .field("dir", &self.dir)
             .finish_non_exhaustive()
     }
@@ -306,6 +468,8 @@ impl Units {
             registry,
             dir: None,
             redis_url: None,
+            state_dir: None,
+            no_prior_actions: false,
             reload_interval: Duration::from_secs(2),
             clock: Arc::new(SystemTime::now),
         }
@@ -314,6 +478,12 @@ impl Units {
     /// Where observations are kept: `"memory"` or `"redis"`.
     pub fn store_kind(&self) -> &'static str {
         self.store.kind()
+    }
+
+    /// Where the admitted actions and the decision journal are kept: `"memory"`, `"state-dir"` or
+    /// `"redis"`.
+    pub fn state_kind(&self) -> &'static str {
+        self.ledger.kind()
     }
 
     /// The units with a contract, in order.
@@ -476,7 +646,9 @@ impl Units {
 
     /// Stores the observations of a collector's push (a JSON object with any of `signal`,
     /// `capacities`, `quotas`, `continuity`, `safety`, `current_replicas` and `last_action_at`,
-    /// the time of the workload's last scale action, for the contract's cooldowns). Each
+    /// the time of the workload's last scale action, for the contract's cooldowns: it can only make
+    /// a cooldown later, never earlier than a recorded admission or the store's epoch, and `null`
+    /// forgets only the collector's own time). Each
     /// observation is checked by the active policy before anything is stored; it expires at its
     /// `expires_at`.
     /// Returns how many observations were written and how many forgotten (`null`).
@@ -618,7 +790,12 @@ impl Units {
     /// As [`Self::evaluate`].
     pub async fn decide(&self, key: &UnitKey, current_replicas: Option<u64>) -> Result<UnitDecision, UnitError> {
         let Some(contract) = self.contracts.load().get(key).cloned() else {
-            return Ok(UnitDecision { verdict: UnitVerdict::NoContract, decision_json: None, provenance: None });
+            return Ok(UnitDecision {
+                verdict: UnitVerdict::NoContract,
+                decision_json: None,
+                provenance: None,
+                last_action: None,
+            });
         };
         let prefix = key.store_prefix();
         let mut keys: Vec<String> = ["signal", "continuity", "safety", "replicas", "last_action"]
@@ -630,7 +807,9 @@ impl Units {
         let values = self.store.read(&keys, self.now_ms()).await?;
         let mut values = values.into_iter();
         let mut next = || values.next().flatten();
-        let (signal, continuity, safety, replicas, last_action) = (next(), next(), next(), next(), next());
+        let (signal, continuity, safety, replicas, pushed) = (next(), next(), next(), next(), next());
+        let known = self.ledger.known(&key.to_string(), self.now_ms()).await?;
+        let last_action = LastAction::of(known, pushed);
         let current = match current_replicas {
             Some(count) => count,
             None => replicas
@@ -648,7 +827,7 @@ impl Units {
             quotas.join(","),
             continuity.as_deref().unwrap_or("null"),
             safety.as_deref().unwrap_or("null"),
-            last_action.as_deref().unwrap_or("null"),
+            last_action.at.as_ref().map_or_else(|| "null".to_owned(), |at| Value::String(at.clone()).to_string()),
         );
         let registry = Arc::clone(&self.registry);
         let served = match tokio::task::spawn_blocking(move || registry.evaluate_json(&request)).await {
@@ -668,21 +847,50 @@ impl Units {
             verdict: UnitVerdict::Decided { decision, current_replicas: current },
             decision_json: Some(served.evaluated.decision),
             provenance: Some(served.evaluated.provenance),
+            last_action: Some(last_action),
         })
     }
 
-    /// Records that the unit's replica count changed now (the webhook admitted a change), so the
-    /// contract's cooldowns apply to the next decision on every replica of the service.
+    /// Records that the webhook admitted a change of the unit's replica count now, so that the
+    /// contract's cooldowns apply to the next decision (on every replica of the service sharing
+    /// the store, and after a restart with a state folder or Redis). The unit's last action only
+    /// ever moves later; the decision is journaled once per decision id; a second record of the
+    /// same review uid changes nothing ([`Recorded::Replayed`]). Durable before it returns: redb
+    /// commits with an fsync, Redis as its AOF is set up.
     ///
     /// # Errors
-    /// [`UnitError::Store`] when the store cannot be written.
-    pub async fn record_action(&self, key: &UnitKey) -> Result<(), UnitError> {
-        let write = Write {
-            key: format!("{}last_action", key.store_prefix()),
-            value: Some(Value::String(self.now()).to_string()),
-            expires_at_ms: None,
+    /// [`UnitError::Store`] when the store cannot be written (a full disk, Redis down): the
+    /// action is not recorded, and a change whose cooldown cannot be kept must not be admitted.
+    pub async fn record_admission(&self, key: &UnitKey, change: AdmittedChange<'_>) -> Result<Recorded, UnitError> {
+        let at_ms = self.now_ms();
+        let admission = Admission {
+            at: self.now(),
+            at_ms,
+            from: change.from,
+            to: change.to,
+            decision_id: change.decision_id.map(str::to_owned),
+            review_uid: change.review_uid.to_owned(),
+            note: None,
         };
-        self.store.write(vec![write], self.now_ms()).await
+        self.ledger.record(&key.to_string(), admission).await
+    }
+
+    /// The admission recorded for review `uid` on the unit, if any (a retried review is answered
+    /// as it was, and recorded once).
+    ///
+    /// # Errors
+    /// [`UnitError::Store`] when the store cannot be read.
+    pub async fn admitted_review(&self, key: &UnitKey, uid: &str) -> Result<Option<Admission>, UnitError> {
+        self.ledger.review(&key.to_string(), uid).await
+    }
+
+    /// The unit's journal of accepted decisions, oldest first (at most [`JOURNAL_MAX_PER_UNIT`],
+    /// none older than [`JOURNAL_MAX_AGE_MS`]).
+    ///
+    /// # Errors
+    /// [`UnitError::Store`] when the store cannot be read.
+    pub async fn journal(&self, key: &UnitKey) -> Result<Vec<Admission>, UnitError> {
+        self.ledger.journal(&key.to_string()).await
     }
 
     fn now_ms(&self) -> i64 {

@@ -27,7 +27,7 @@ use scale_units_core::{ActionKind, Decision};
 use serde_json::Value;
 
 use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
-use crate::units::{UnitKey, UnitVerdict, Units};
+use crate::units::{AdmittedChange, UnitKey, UnitVerdict, Units};
 
 /// The audit annotation carrying the decision id of an admitted change (the API server prefixes
 /// it with the webhook's name).
@@ -105,6 +105,26 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         Err(_) => return unanswerable(malformed(body, "the AdmissionReview has no request")),
     };
     let Judged { mut outcome, changes, facts } = admit(units, &request).await;
+    // A review already admitted (the API server retried it) is answered as it was and recorded
+    // once: its own recorded action must not hold it back for the cooldown.
+    let replayed = match (&changes, facts.change) {
+        (Some(key), Some((from, to))) if !request.dry_run => units
+            .admitted_review(key, &request.uid)
+            .await
+            .ok()
+            .flatten()
+            .filter(|admission| (admission.from, admission.to) == (from, to)),
+        _ => None,
+    };
+    if let Some(admission) = &replayed {
+        outcome = Outcome::Allow {
+            warnings: vec![format!(
+                "scale-units: review {} was admitted at {} and is answered again; its action is recorded once",
+                request.uid, admission.at
+            )],
+            decision_id: admission.decision_id.clone(),
+        };
+    }
     let username = request.user_info.username.clone().unwrap_or_default();
     let groups = request.user_info.groups.clone().unwrap_or_default();
     // Break glass: a member of an override group is let through a denial, never silently.
@@ -133,11 +153,14 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
     // An admitted change (in dry run too: the change happens) starts the contract's cooldown for
     // the next decision. A server-side dry run (`kubectl --dry-run=server`) changes nothing.
     let admitted = dry_run || matches!(outcome, Outcome::Allow { .. });
-    if admitted
-        && !request.dry_run
-        && let Some(key) = changes
-        && let Err(error) = units.record_action(&key).await
-    {
+    let unrecorded = match changes {
+        Some(key) if admitted && !request.dry_run && replayed.is_none() => {
+            let change = admitted_change(&request.uid, facts.change, &outcome);
+            units.record_admission(&key, change).await.err().map(|error| (key, error))
+        }
+        _ => None,
+    };
+    if let Some((key, error)) = unrecorded {
         let message = format!("scale-units: {key}: the scale action cannot be recorded for its cooldown: {error}");
         match &mut outcome {
             // An override stands: the cooldown is what cannot be kept, and the warning says so.
@@ -193,6 +216,13 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         }
     }
     Reviewed { review: to_json(response), record: Some(record), overridden: group, recovered: facts.recovery }
+}
+
+/// What the ledger keeps of an admitted review.
+fn admitted_change<'a>(uid: &'a str, change: Option<(u64, u64)>, outcome: &'a Outcome) -> AdmittedChange<'a> {
+    let (from, to) = change.unwrap_or_default();
+    let (Outcome::Allow { decision_id, .. } | Outcome::Deny { decision_id, .. }) = outcome;
+    AdmittedChange { from, to, decision_id: decision_id.as_deref(), review_uid: uid }
 }
 
 /// A denial for a body that cannot be read as a review, echoing its `request.uid` when there is one.

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Container, Namespace, PodSpec, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, Namespace, PersistentVolumeClaim, PodSpec, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -216,6 +216,7 @@ fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
             "Kustomization",
             "Namespace",
             "NetworkPolicy",
+            "PersistentVolumeClaim",
             "PodDisruptionBudget",
             "ScaledObject",
             "Service",
@@ -229,6 +230,7 @@ fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
     let _: ValidatingWebhookConfiguration = one(&manifests, "ValidatingWebhookConfiguration");
     let _: Namespace = one(&manifests, "Namespace");
     let _: PodDisruptionBudget = one(&manifests, "PodDisruptionBudget");
+    let _: PersistentVolumeClaim = one(&manifests, "PersistentVolumeClaim");
     for (file, document) in &manifests["NetworkPolicy"] {
         let _: NetworkPolicy = typed(file, document);
     }
@@ -302,6 +304,13 @@ fn ports_arguments_and_volumes_agree() {
     let cache = container.env.as_ref().unwrap().iter().find(|env| env.name == "SCALE_UNITS_CACHE_DIR").unwrap();
     assert!(volume_of(pod, container, cache.value.as_deref().unwrap()).empty_dir.is_some());
     assert_eq!(container.security_context.as_ref().unwrap().read_only_root_filesystem, Some(true));
+    // The state folder outlives the pod: the claim of state.yaml, owned by one pod at a time.
+    let claim: PersistentVolumeClaim = one(&manifests, "PersistentVolumeClaim");
+    let state = volume_of(pod, container, arg(container, "--state-dir").unwrap());
+    assert_eq!(Some(&state.persistent_volume_claim.as_ref().unwrap().claim_name), claim.metadata.name.as_ref());
+    assert_eq!(claim.spec.as_ref().unwrap().access_modes.as_deref(), Some(&["ReadWriteOnce".to_owned()][..]));
+    let strategy = deployment.spec.as_ref().unwrap().strategy.as_ref().unwrap();
+    assert_eq!(strategy.type_.as_deref(), Some("Recreate"), "a new pod cannot open the state the old one holds");
 }
 
 #[test]
@@ -525,6 +534,7 @@ fn the_pod_passes_the_restricted_pod_security_standard() {
             || volume.secret.is_some()
             || volume.empty_dir.is_some()
             || volume.projected.is_some()
+            || volume.persistent_volume_claim.is_some()
             || volume.downward_api.is_some();
         assert!(allowed && volume.host_path.is_none(), "{}: a volume type restricted allows", volume.name);
     }

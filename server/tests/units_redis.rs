@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use kubernetes::*;
 use scale_units_host::ActionKind;
-use scale_units_server::units::{UnitError, UnitVerdict, Units};
+use scale_units_server::units::{AdmittedChange, Recorded, UnitError, UnitVerdict, Units};
 use serde_json::json;
 
 /// A `redis-server` on a loopback port, with no persistence, in a temp dir.
@@ -90,7 +90,7 @@ impl Drop for Redis {
 }
 
 async fn replica(registry: &Arc<scale_units_host::PolicyRegistry>, dir: &Path, url: &str) -> Arc<Units> {
-    Units::builder(Arc::clone(registry)).contracts_dir(dir).redis(url).build().await.unwrap()
+    Units::builder(Arc::clone(registry)).contracts_dir(dir).redis(url).no_prior_actions().build().await.unwrap()
 }
 
 fn decided(verdict: UnitVerdict) -> scale_units_host::Decision {
@@ -124,12 +124,22 @@ async fn replicas_share_the_evidence_and_a_redis_restart_blocks() {
     assert_eq!((at_900.action, at_900.desired_replicas), (ActionKind::ScaleUp, 7));
 
     // A scale action admitted by replica A (its webhook records it) starts the cooldown on B too.
-    a.record_action(&unit).await.unwrap();
+    let change = AdmittedChange { from: 3, to: 5, decision_id: Some("scale-decision:a"), review_uid: "uid-a" };
+    assert_eq!(a.record_admission(&unit, change).await.unwrap(), Recorded::New);
     let cooling = decided(b.evaluate(&unit, Some(5)).await.unwrap());
     assert_eq!(cooling.action, ActionKind::Hold);
     assert!(cooling.reasons.iter().any(|reason| reason.as_str() == "cooldown"), "{:?}", cooling.reasons);
+    // The same review recorded by B is a replay: one journal entry, one uid.
+    assert_eq!(b.record_admission(&unit, change).await.unwrap(), Recorded::Replayed);
+    let journal = a.journal(&unit).await.unwrap();
+    assert_eq!(journal.len(), 1, "{journal:?}");
+    assert_eq!((journal[0].from, journal[0].to, journal[0].review_uid.as_str()), (3, 5, "uid-a"));
+    assert_eq!(b.admitted_review(&unit, "uid-a").await.unwrap().unwrap().decision_id.as_deref(), Some("scale-decision:a"));
+    // A collector's `null` or earlier time cannot clear the recorded admission.
     b.put_observations(&unit, &json!({"last_action_at": null}).to_string()).await.unwrap();
-    assert_eq!(decided(a.evaluate(&unit, Some(5)).await.unwrap()).action, ActionKind::ScaleUp);
+    b.put_observations(&unit, &json!({"last_action_at": at(-600)}).to_string()).await.unwrap();
+    let still = decided(a.evaluate(&unit, Some(5)).await.unwrap());
+    assert_eq!(still.action, ActionKind::Hold, "{:?}", still.reasons);
 
     // The key expires with the observation.
     a.put_observations(&unit, &json!({"signal": signal(900, 1)}).to_string()).await.unwrap();

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `PUT /v1/units/{namespace}/{name}/observations` | stores a collector's observations (bearer token when one is configured) |
 //! | `GET /v1/units` | the units with a contract |
-//! | `GET /v1/units/{namespace}/{name}` | the unit's decision now, at the collector's last replica count (`?replicas=N` for another) |
+//! | `GET /v1/units/{namespace}/{name}` | the unit's decision now, at the collector's last replica count (`?replicas=N` for another), the time its cooldowns count from (`last_action`, with its `source`) and its journal of accepted decisions |
 //! | `POST /v1/admission` | the admission webhook (`AdmissionReview` in, `AdmissionReview` out; always 200) |
 
 use std::sync::Arc;
@@ -81,7 +81,7 @@ async fn list(State(shared): Shared_, headers: HeaderMap) -> Response {
         .into_iter()
         .map(|key| json!({"namespace": key.namespace, "name": key.name, "contract_id": units.contract_id(&key)}))
         .collect();
-    json_response(StatusCode::OK, json!({"store": units.store_kind(), "units": list}).to_string())
+    json_response(StatusCode::OK, json!({"store": units.store_kind(), "state": units.state_kind(), "units": list}).to_string())
 }
 
 async fn decision(
@@ -125,14 +125,23 @@ async fn decision(
         }
         audit.record(&record).await;
     }
+    let journal = match &decided {
+        Ok(_) => match units.journal(&key).await {
+            Ok(journal) => journal,
+            Err(error) => return unit_error(&error),
+        },
+        Err(_) => Vec::new(),
+    };
     match decided {
         Ok(decided) => match (decided.verdict, decided.decision_json, decided.provenance) {
             (UnitVerdict::Decided { .. }, Some(decision), Some(provenance)) => json_response(
                 StatusCode::OK,
                 format!(
-                    "{{\"unit\":{},\"decision\":{decision},\"policy\":{}}}",
+                    "{{\"unit\":{},\"decision\":{decision},\"policy\":{},\"last_action\":{},\"journal\":{}}}",
                     json!(key.to_string()),
-                    json!({"digest": provenance.component_digest, "evaluator_version": provenance.evaluator_version})
+                    json!({"digest": provenance.component_digest, "evaluator_version": provenance.evaluator_version}),
+                    decided.last_action.as_ref().map_or(serde_json::Value::Null, crate::units::LastAction::to_json),
+                    json!({"store": units.state_kind(), "entries": journal}),
                 ),
             ),
             _ => unit_error(&UnitError::UnknownUnit(key)),

@@ -48,6 +48,14 @@ impl Store {
         Ok(Self::Redis(manager))
     }
 
+    /// The Redis connection, shared with the ledger of admitted actions.
+    pub(crate) fn redis_manager(&self) -> Option<ConnectionManager> {
+        match self {
+            Self::Memory(_) => None,
+            Self::Redis(manager) => Some(manager.clone()),
+        }
+    }
+
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             Self::Memory(_) => "memory",
