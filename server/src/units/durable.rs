@@ -119,11 +119,8 @@ impl Ledger {
 
     /// The ledger in Redis; writes the epoch unless one is there.
     pub(crate) async fn redis(manager: ConnectionManager, now_ms: i64, no_prior: bool) -> Result<Self, UnitError> {
-        let ledger = Self::Redis { manager, no_prior };
-        if let Self::Redis { manager, .. } = &ledger {
-            redis_epoch(manager, now_ms).await?;
-        }
-        Ok(ledger)
+        redis_epoch(&manager, now_ms).await?;
+        Ok(Self::Redis { manager, no_prior })
     }
 
     pub(crate) fn kind(&self) -> &'static str {
@@ -374,7 +371,7 @@ fn redb_record(db: &Database, unit: &str, admission: &Admission, entry: &str, te
             return Ok(Recorded::Replayed);
         }
         reviews.insert(review.as_str(), text).map_err(|error| fail(error.into()))?;
-        prune(&mut reviews, unit, admission.at_ms).map_err(|error| fail(error))?;
+        prune(&mut reviews, unit, admission.at_ms).map_err(&fail)?;
 
         let mut last = write.open_table(LAST).map_err(|error| fail(error.into()))?;
         let later = match last.get(unit).map_err(|error| fail(error.into()))? {
@@ -390,7 +387,7 @@ fn redb_record(db: &Database, unit: &str, admission: &Admission, entry: &str, te
         if journal.get(key.as_str()).map_err(|error| fail(error.into()))?.is_none() {
             journal.insert(key.as_str(), text).map_err(|error| fail(error.into()))?;
         }
-        prune(&mut journal, unit, admission.at_ms).map_err(|error| fail(error))?;
+        prune(&mut journal, unit, admission.at_ms).map_err(&fail)?;
     }
     // Durability::Immediate (redb's default): the commit returns once the file is synced.
     write.commit().map_err(|error| fail(error.into()))?;
@@ -411,7 +408,7 @@ fn range_of(table: &impl ReadableTable<&'static str, &'static str>, unit: &str) 
 
 /// Drops the unit's entries older than the age bound and beyond the count bound.
 fn prune(table: &mut redb::Table<'_, &'static str, &'static str>, unit: &str, now_ms: i64) -> Result<(), redb::Error> {
-    let entries = range_of(table, unit).map_err(|error| redb::Error::Corrupted(error.to_string()))?;
+    let entries = range_of(&*table, unit).map_err(|error| redb::Error::Corrupted(error.to_string()))?;
     let mut dated: Vec<(i64, String)> = entries
         .into_iter()
         .map(|(key, text)| {
@@ -444,7 +441,7 @@ fn redis_review_key(unit: &str, uid: &str) -> String {
 /// Writes the epoch unless one is there; returns the one that is.
 async fn redis_epoch(manager: &ConnectionManager, now_ms: i64) -> Result<i64, UnitError> {
     let mut connection = manager.clone();
-    let (_, epoch): ((), Option<i64>) = redis::pipe()
+    let (epoch,): (Option<i64>,) = redis::pipe()
         .cmd("SET")
         .arg(REDIS_EPOCH)
         .arg(now_ms)
@@ -452,9 +449,8 @@ async fn redis_epoch(manager: &ConnectionManager, now_ms: i64) -> Result<i64, Un
         .ignore()
         .cmd("GET")
         .arg(REDIS_EPOCH)
-        .query_async::<((), Option<i64>)>(&mut connection)
+        .query_async(&mut connection)
         .await
-        .map(|(_, epoch)| ((), epoch))
         .map_err(|error| redis_error(&error))?;
     epoch.ok_or_else(|| UnitError::Store("the Redis epoch key cannot be read back".to_owned()))
 }
