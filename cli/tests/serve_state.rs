@@ -45,7 +45,6 @@ fn contracts(dir: &Path) -> PathBuf {
 
 struct Serve {
     child: Child,
-    address: SocketAddr,
     client: Client,
 }
 
@@ -64,15 +63,14 @@ impl Serve {
             .unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let address: SocketAddr = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line:?}")).parse().unwrap();
-        Self { child, address, client: Client::new(address).retrying_stale_connections() }
+        let address: SocketAddr =
+            line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line:?}")).parse().unwrap();
+        Self { child, client: Client::new(address).retrying_stale_connections() }
     }
 
     fn push(&mut self, body: &Value) {
-        let reply = self
-            .client
-            .send("PUT", "/v1/units/shop/gateway/observations", &[], body.to_string().as_bytes())
-            .unwrap();
+        let reply =
+            self.client.send("PUT", "/v1/units/shop/gateway/observations", &[], body.to_string().as_bytes()).unwrap();
         assert_eq!(reply.status, 200, "{}", reply.body);
     }
 
@@ -185,7 +183,10 @@ fn an_admitted_action_survives_kill_9_and_an_unknown_past_holds_the_cooldown() {
     let (allowed, message, _) = serve.review("uid-up-4", 4, 6);
     assert_held(allowed, &message);
     let unit = serve.unit();
-    assert_eq!((unit["last_action"]["source"].as_str(), unit["journal"]["store"].as_str()), (Some("unknown"), Some("memory")));
+    assert_eq!(
+        (unit["last_action"]["source"].as_str(), unit["journal"]["store"].as_str()),
+        (Some("unknown"), Some("memory"))
+    );
     serve.stop();
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -251,7 +252,10 @@ fn a_redis_that_lost_its_data_holds_the_cooldown_from_when_it_was_found_empty() 
     let (allowed, message, _) = serve.review("uid-down", 5, 4);
     assert!(allowed, "{message}");
     let unit = serve.unit();
-    assert_eq!((unit["last_action"]["source"].as_str(), unit["journal"]["store"].as_str()), (Some("admission"), Some("redis")));
+    assert_eq!(
+        (unit["last_action"]["source"].as_str(), unit["journal"]["store"].as_str()),
+        (Some("admission"), Some("redis"))
+    );
     assert_eq!(unit["journal"]["entries"].as_array().unwrap().len(), 1, "{unit}");
 
     // Redis restarts empty (no RDB, no AOF): the admission is gone, and so is the epoch key.
@@ -259,7 +263,10 @@ fn a_redis_that_lost_its_data_holds_the_cooldown_from_when_it_was_found_empty() 
     redis.spawn();
     let started = Instant::now();
     loop {
-        let reply = serve.client.send("PUT", "/v1/units/shop/gateway/observations", &[], busy().to_string().as_bytes()).unwrap();
+        let reply = serve
+            .client
+            .send("PUT", "/v1/units/shop/gateway/observations", &[], busy().to_string().as_bytes())
+            .unwrap();
         if reply.status == 200 {
             break;
         }
@@ -269,7 +276,10 @@ fn a_redis_that_lost_its_data_holds_the_cooldown_from_when_it_was_found_empty() 
     let (allowed, message, _) = serve.review("uid-up", 4, 6);
     assert_held(allowed, &message);
     let unit = serve.unit();
-    assert_eq!(unit["last_action"]["source"], "unknown", "the record was lost, the cooldown counts from the loss: {unit}");
+    assert_eq!(
+        unit["last_action"]["source"], "unknown",
+        "the record was lost, the cooldown counts from the loss: {unit}"
+    );
     assert_eq!(unit["last_action"]["admission"], Value::Null, "{unit}");
     serve.stop();
     let _ = std::fs::remove_dir_all(&dir);

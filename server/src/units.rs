@@ -217,13 +217,7 @@ impl LastAction {
             ActionSource::Unknown => epoch_ms.map(format_ms),
             ActionSource::None => None,
         };
-        Self {
-            at,
-            source: best.1,
-            admission: known.last,
-            pushed,
-            known_since: known.epoch_ms.map(format_ms),
-        }
+        Self { at, source: best.1, admission: known.last, pushed, known_since: known.epoch_ms.map(format_ms) }
     }
 }
 

@@ -134,7 +134,10 @@ async fn replicas_share_the_evidence_and_a_redis_restart_blocks() {
     let journal = a.journal(&unit).await.unwrap();
     assert_eq!(journal.len(), 1, "{journal:?}");
     assert_eq!((journal[0].from, journal[0].to, journal[0].review_uid.as_str()), (3, 5, "uid-a"));
-    assert_eq!(b.admitted_review(&unit, "uid-a").await.unwrap().unwrap().decision_id.as_deref(), Some("scale-decision:a"));
+    assert_eq!(
+        b.admitted_review(&unit, "uid-a").await.unwrap().unwrap().decision_id.as_deref(),
+        Some("scale-decision:a")
+    );
     // A collector's `null` or earlier time cannot clear the recorded admission.
     b.put_observations(&unit, &json!({"last_action_at": null}).to_string()).await.unwrap();
     b.put_observations(&unit, &json!({"last_action_at": at(-600)}).to_string()).await.unwrap();

@@ -81,7 +81,10 @@ async fn list(State(shared): Shared_, headers: HeaderMap) -> Response {
         .into_iter()
         .map(|key| json!({"namespace": key.namespace, "name": key.name, "contract_id": units.contract_id(&key)}))
         .collect();
-    json_response(StatusCode::OK, json!({"store": units.store_kind(), "state": units.state_kind(), "units": list}).to_string())
+    json_response(
+        StatusCode::OK,
+        json!({"store": units.store_kind(), "state": units.state_kind(), "units": list}).to_string(),
+    )
 }
 
 async fn decision(

@@ -107,9 +107,8 @@ impl Ledger {
     /// The ledger of the state folder `dir` (created when missing); its epoch is the one written
     /// when the file was created.
     pub(crate) fn open(dir: &Path, now_ms: i64, no_prior: bool) -> Result<Self, UnitError> {
-        std::fs::create_dir_all(dir).map_err(|error| {
-            UnitError::Config(format!("cannot create the state folder {}: {error}", dir.display()))
-        })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|error| UnitError::Config(format!("cannot create the state folder {}: {error}", dir.display())))?;
         let path = dir.join(STATE_FILE);
         let db = Database::create(&path)
             .map_err(|error| UnitError::Config(format!("cannot open the state store {}: {error}", path.display())))?;
@@ -361,7 +360,13 @@ fn redb_last(db: &Database, unit: &str, now_ms: i64) -> Result<Option<Admission>
     }
 }
 
-fn redb_record(db: &Database, unit: &str, admission: &Admission, entry: &str, text: &str) -> Result<Recorded, UnitError> {
+fn redb_record(
+    db: &Database,
+    unit: &str,
+    admission: &Admission,
+    entry: &str,
+    text: &str,
+) -> Result<Recorded, UnitError> {
     let fail = store_error("record the admission");
     let write = db.begin_write().map_err(|error| fail(error.into()))?;
     {
@@ -375,7 +380,9 @@ fn redb_record(db: &Database, unit: &str, admission: &Admission, entry: &str, te
 
         let mut last = write.open_table(LAST).map_err(|error| fail(error.into()))?;
         let later = match last.get(unit).map_err(|error| fail(error.into()))? {
-            Some(held) => serde_json::from_str::<Admission>(held.value()).map_or(true, |held| held.at_ms <= admission.at_ms),
+            Some(held) => {
+                serde_json::from_str::<Admission>(held.value()).map_or(true, |held| held.at_ms <= admission.at_ms)
+            }
             None => true,
         };
         if later {
@@ -395,7 +402,10 @@ fn redb_record(db: &Database, unit: &str, admission: &Admission, entry: &str, te
 }
 
 /// The `(key, value)` pairs of one unit in `table`.
-fn range_of(table: &impl ReadableTable<&'static str, &'static str>, unit: &str) -> Result<Vec<(String, String)>, UnitError> {
+fn range_of(
+    table: &impl ReadableTable<&'static str, &'static str>,
+    unit: &str,
+) -> Result<Vec<(String, String)>, UnitError> {
     let start = prefix(unit);
     let end = format!("{unit}\u{20}");
     let mut entries = Vec::new();
