@@ -250,6 +250,9 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         }
         config.units = Some(units);
     }
+    if options.state_dir.is_some() && options.units.is_none() {
+        return Err(Failure::Usage("--state-dir needs --units".to_owned()));
+    }
     if options.webhook {
         let (Some(cert), Some(key)) = (&options.tls_cert, &options.tls_key) else {
             return Err(Failure::Usage("--webhook needs --tls-cert and --tls-key".to_owned()));
