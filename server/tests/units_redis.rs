@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use kubernetes::*;
 use scale_units_host::ActionKind;
-use scale_units_server::units::{AdmittedChange, Recorded, UnitError, UnitVerdict, Units};
+use scale_units_server::units::{ActionSource, AdmittedChange, Recorded, UnitError, UnitVerdict, Units};
 use serde_json::json;
 
 /// A `redis-server` on a loopback port, with no persistence, in a temp dir.
@@ -143,6 +143,17 @@ async fn replicas_share_the_evidence_and_a_redis_restart_blocks() {
     b.put_observations(&unit, &json!({"last_action_at": at(-600)}).to_string()).await.unwrap();
     let still = decided(a.evaluate(&unit, Some(5)).await.unwrap());
     assert_eq!(still.action, ActionKind::Hold, "{:?}", still.reasons);
+    // A record that cannot be read is not "no action": it is replaced by one at the moment it was
+    // found, and the cooldown counts from then.
+    let mut connection = redis::Client::open(redis.url()).unwrap().get_connection().unwrap();
+    redis::cmd("SET").arg("scale-units:{shop/gateway}:admitted").arg("not json").query::<()>(&mut connection).unwrap();
+    let found = b.decide(&unit, Some(5)).await.unwrap();
+    let last = found.last_action.clone().unwrap();
+    assert_eq!(last.source, ActionSource::Admission, "{last:?}");
+    assert!(last.admission.unwrap().note.unwrap().contains("could not be read"));
+    assert_eq!(decided(found.verdict).action, ActionKind::Hold);
+    let replaced: String = redis::cmd("GET").arg("scale-units:{shop/gateway}:admitted").query(&mut connection).unwrap();
+    assert!(replaced.contains("could not be read"), "{replaced}");
 
     // The key expires with the observation.
     a.put_observations(&unit, &json!({"signal": signal(900, 1)}).to_string()).await.unwrap();
