@@ -377,3 +377,31 @@ fn a_state_folder_on_a_full_disk_denies_the_change_it_cannot_record() {
     assert_eq!(exit, "exit 0", "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_state_lives_in_one_place_and_beside_a_units_folder() {
+    let dir = temp_dir("serve-state-usage");
+    let contracts = contracts(&dir);
+    let serve = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_scale-units"))
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let state = dir.join("state");
+    let both = serve(&[
+        "--units".as_ref(),
+        contracts.as_os_str(),
+        "--state-dir".as_ref(),
+        state.as_os_str(),
+        "--redis".as_ref(),
+        "redis://127.0.0.1:1/".as_ref(),
+    ]);
+    assert_eq!(both.status.code(), Some(64), "{}", String::from_utf8_lossy(&both.stderr));
+    let alone = serve(&["--state-dir".as_ref(), state.as_os_str()]);
+    assert_eq!(alone.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("--state-dir needs --units"));
+    assert!(!state.exists(), "nothing is created on a usage error");
+    let _ = std::fs::remove_dir_all(&dir);
+}

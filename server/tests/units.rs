@@ -1,5 +1,6 @@
 //! The unit registry: the contracts folder reloaded (added, changed, deleted, refused files), and
-//! the observation routes over HTTP (token, typed 400s, merge, the decision for people).
+//! the observation routes over HTTP (token, typed 400s, merge, the decision for people), and the
+//! journal of admitted decisions (one entry per decision id, bounded per unit and by age).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, reason = "tests")]
 
 mod kubernetes;
@@ -140,5 +141,63 @@ async fn observations_are_pushed_over_http_checked_merged_and_decided_on() {
     assert_eq!(list["store"], "memory");
     assert_eq!(list["units"][0]["name"], "gateway");
     served.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_journal_keeps_one_entry_per_decision_bounded_per_unit_and_by_age() {
+    use scale_units_server::units::{AdmittedChange, JOURNAL_MAX_PER_UNIT, Recorded, Units};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let dir = temp_dir("units-journal");
+    write_contract(&dir, "shop/gateway", &gateway_contract());
+    // 2026-08-19T12:00:00Z, one second later at each admission.
+    let clock = Arc::new(AtomicU64::new(1_787_140_800));
+    let reading = Arc::clone(&clock);
+    let units = Units::builder(registry())
+        .contracts_dir(&dir)
+        .clock(Arc::new(move || std::time::UNIX_EPOCH + Duration::from_secs(reading.load(Ordering::SeqCst))))
+        .build()
+        .await
+        .unwrap();
+    let unit = key("shop/gateway");
+    let record = |decision: String, uid: String| {
+        let units = Arc::clone(&units);
+        let unit = unit.clone();
+        let clock = Arc::clone(&clock);
+        async move {
+            clock.fetch_add(1, Ordering::SeqCst);
+            let change = AdmittedChange { from: 3, to: 4, decision_id: Some(&decision), review_uid: &uid };
+            units.record_admission(&unit, change).await.unwrap()
+        }
+    };
+
+    // Two reviews per decision: one journal entry each, the first review's.
+    for index in 0..20 {
+        assert_eq!(record(format!("scale-decision:{}", index / 2), format!("uid-{index}")).await, Recorded::New);
+    }
+    let journal = units.journal(&unit).await.unwrap();
+    assert_eq!(journal.len(), 10);
+    assert_eq!((journal[0].review_uid.as_str(), journal[9].review_uid.as_str()), ("uid-0", "uid-18"));
+
+    // Bounded per unit: the oldest go first.
+    for index in 20..100 {
+        record(format!("scale-decision:{index}"), format!("uid-{index}")).await;
+    }
+    let journal = units.journal(&unit).await.unwrap();
+    assert_eq!(journal.len(), JOURNAL_MAX_PER_UNIT);
+    assert_eq!(journal[0].review_uid, format!("uid-{}", 100 - JOURNAL_MAX_PER_UNIT));
+    assert_eq!(journal.last().unwrap().review_uid, "uid-99");
+
+    // And by age: eight days later, one admission leaves only itself.
+    clock.fetch_add(8 * 24 * 3600, Ordering::SeqCst);
+    record("scale-decision:late".to_owned(), "uid-late".to_owned()).await;
+    let journal = units.journal(&unit).await.unwrap();
+    assert_eq!(journal.len(), 1, "{journal:?}");
+    assert_eq!(journal[0].decision_id.as_deref(), Some("scale-decision:late"));
+    // The unit's last action is the latest admission.
+    let decided = units.decide(&unit, Some(3)).await.unwrap();
+    let last = decided.last_action.unwrap();
+    assert_eq!(last.admission.unwrap().review_uid, "uid-late");
     let _ = std::fs::remove_dir_all(&dir);
 }
