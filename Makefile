@@ -72,9 +72,10 @@ test-server: component redis-setup
 
 ## The `scale-units` command: every subcommand, every example and vector, bad input, and the real
 ## binary serving (drain on SIGTERM, KEDA beside HTTP and over mutual TLS, a full disk, the
-## webhook's break glass and recovery, the audit log, the listeners' limits). The image's own test
-## is `make test-image` (it needs the release musl build and root).
-test-cli: component
+## webhook's break glass and recovery, the audit log, the listeners' limits, the state that
+## survives kill -9 and a Redis that lost its data). The image's own test is `make test-image`
+## (it needs the release musl build and root).
+test-cli: component redis-setup
 	$(CARGO) test --locked -p scale-units-cli
 
 ## Evaluate the API gateway example through the component, explained in plain words.
@@ -104,7 +105,7 @@ bench-service: component
 .PHONY: redis-setup test-keda bench-keda bench-webhook
 
 ## Debian's redis-server when it is missing: the unit registry's Redis tests start their own on
-## loopback (server/tests/units_redis.rs).
+## loopback (server/tests/units_redis.rs, cli/tests/serve_state.rs).
 redis-setup:
 	@command -v redis-server >/dev/null || { \
 	  if [ "$$(id -u)" != 0 ]; then echo "redis-server is missing: apt-get install redis-server (as root)" >&2; exit 1; fi; \
