@@ -14,6 +14,10 @@
 //! Two ways past a denial, each allowed with a warning and counted: a workload outside its
 //! contract's bounds may move back toward them ([`recovery`]), and a member of an override group
 //! may break glass ([`breakglass`]). Every review is written to the audit log ([`Reviewed::record`]).
+//!
+//! An admitted change is recorded ([`Units::record_admission`]) before the answer leaves; one that
+//! cannot be recorded is denied. A review already admitted (the same uid and change: the API
+//! server retried it) is answered allowed again and recorded once.
 
 pub mod breakglass;
 pub mod recovery;
