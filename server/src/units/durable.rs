@@ -59,7 +59,7 @@ pub struct Admission {
     pub note: Option<String>,
 }
 
-/// What [`Ledger::record`] did.
+/// What [`Units::record_admission`](super::Units::record_admission) did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recorded {
     /// The admission is recorded (and its decision journaled, unless it already was).
