@@ -351,7 +351,10 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
             Some(token.trim().to_owned()).filter(|token| !token.is_empty())
         }
         // Trimmed as the file's is (and as a presented token is): `"token\n"` from a Secret works.
-        None => std::env::var("SCALE_UNITS_TOKEN").ok().map(|token| token.trim().to_owned()).filter(|token| !token.is_empty()),
+        None => std::env::var("SCALE_UNITS_TOKEN")
+            .ok()
+            .map(|token| token.trim().to_owned())
+            .filter(|token| !token.is_empty()),
     };
     let defaults = ServiceConfig::default();
     let config = ServiceConfig {
@@ -401,9 +404,10 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
                     .map_err(|error| format!("cannot read the Redis URL from {}: {error}", file.display()))?;
                 Some(url.trim().to_owned()).filter(|url| !url.is_empty())
             }
-            (None, None) => {
-                std::env::var("SCALE_UNITS_REDIS_URL").ok().map(|url| url.trim().to_owned()).filter(|url| !url.is_empty())
-            }
+            (None, None) => std::env::var("SCALE_UNITS_REDIS_URL")
+                .ok()
+                .map(|url| url.trim().to_owned())
+                .filter(|url| !url.is_empty()),
         },
         webhook: args.webhook,
         tls_cert: args.tls_cert,

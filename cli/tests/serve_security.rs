@@ -63,7 +63,8 @@ fn serve(dir: &Path, args: &[&str]) -> Served {
         .unwrap();
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let listening: SocketAddr = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).parse().unwrap();
+    let listening: SocketAddr =
+        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).parse().unwrap();
     let address = SocketAddr::from(([127, 0, 0, 1], listening.port()));
     Served { child, address, dir: dir.to_owned() }
 }
@@ -111,8 +112,9 @@ async fn https(
     let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
         .connect(ServerName::try_from("localhost").unwrap(), tcp)
         .await?;
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls)).await.map_err(std::io::Error::other)?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+        .await
+        .map_err(std::io::Error::other)?;
     tokio::spawn(connection);
     let mut request = hyper::Request::builder().method(method).uri(path).header("host", "localhost");
     for (name, value) in headers {
@@ -194,7 +196,8 @@ async fn an_admission_review_without_the_token_starts_no_cooldown_and_learns_no_
 
     // The API server, with the token: its genuine 3 -> desired is judged and allowed ...
     let genuine = scale_review("uid-genuine", "shop", "gateway", "deployments", 3, i64::try_from(desired).unwrap());
-    let (status, body) = https(address, &cert, None, "POST", "/v1/admission", &auth, &genuine.to_string()).await.unwrap();
+    let (status, body) =
+        https(address, &cert, None, "POST", "/v1/admission", &auth, &genuine.to_string()).await.unwrap();
     assert_eq!(status, 200, "{body}");
     let (allowed, message, _, id) = verdict(&serde_json::from_str(&body).unwrap());
     assert!(allowed && id.is_some(), "{message}");
@@ -491,7 +494,10 @@ async fn the_watched_folder_reads_regular_files_only() {
     let dir = temp_dir("security-watch");
     let watched = dir.join("watched");
     std::fs::create_dir_all(&watched).unwrap();
-    let served = serve(&dir, &["--listen", "127.0.0.1:0", "--watch", &watched.display().to_string(), "--watch-interval-ms", "50"]);
+    let served = serve(
+        &dir,
+        &["--listen", "127.0.0.1:0", "--watch", &watched.display().to_string(), "--watch-interval-ms", "50"],
+    );
     let address = served.address;
     // A FIFO (read, it blocks until a writer comes: never), a link to an endless device and a
     // 1 GiB sparse file, all named *.wasm.
@@ -553,16 +559,15 @@ async fn call(address: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u1
 async fn staged_policies_are_capped_and_pins_are_references() {
     let dir = temp_dir("security-staged");
     std::fs::write(dir.join("token"), TOKEN).unwrap();
-    let served = serve(
-        &dir,
-        &["--listen", "127.0.0.1:0", "--token-file", &path_arg(&dir, "token"), "--max-staged", "2"],
-    );
+    let served =
+        serve(&dir, &["--listen", "127.0.0.1:0", "--token-file", &path_arg(&dir, "token"), "--max-staged", "2"]);
     let address = served.address;
     let component = std::fs::read(scale_units_host::default_component_path().unwrap()).unwrap();
     let (status, listing) = call(address, "GET", "/v1/policies", b"").await;
     assert_eq!(status, 200, "{listing}");
     let active = listing["active"]["digest"].as_str().unwrap().to_owned();
-    let digests: Vec<String> = listing["staged"].as_array().unwrap().iter().map(|s| s["digest"].as_str().unwrap().to_owned()).collect();
+    let digests: Vec<String> =
+        listing["staged"].as_array().unwrap().iter().map(|s| s["digest"].as_str().unwrap().to_owned()).collect();
     assert_eq!(digests, [active.clone()]);
 
     // Two variants staged under a cap of 2: the first, unused, is evicted for the second.
@@ -572,13 +577,18 @@ async fn staged_policies_are_capped_and_pins_are_references() {
     assert_eq!(status, 201, "{b}");
     let (a, b) = (a["digest"].as_str().unwrap().to_owned(), b["digest"].as_str().unwrap().to_owned());
     let (_, listing) = call(address, "GET", "/v1/policies", b"").await;
-    let mut staged: Vec<&str> = listing["staged"].as_array().unwrap().iter().map(|s| s["digest"].as_str().unwrap()).collect();
+    let mut staged: Vec<&str> =
+        listing["staged"].as_array().unwrap().iter().map(|s| s["digest"].as_str().unwrap()).collect();
     staged.sort_unstable();
     let mut expected = vec![active.as_str(), b.as_str()];
     expected.sort_unstable();
     assert_eq!(staged, expected, "{listing}");
     assert!(
-        listing["history"].as_array().unwrap().iter().any(|event| event["event"] == "unstaged" && event["digest"] == a.as_str() && event["evicted"] == true),
+        listing["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|event| event["event"] == "unstaged" && event["digest"] == a.as_str() && event["evicted"] == true),
         "{listing}"
     );
 

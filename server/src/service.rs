@@ -618,7 +618,9 @@ fn history_json(event: &HistoryEvent) -> Value {
         }
         HistoryEvent::Shadow { digest } => json!({"event": "shadow", "digest": digest}),
         HistoryEvent::Pinned { unit_ref, digest } => json!({"event": "pinned", "unit_ref": unit_ref, "digest": digest}),
-        HistoryEvent::Unstaged { digest, evicted } => json!({"event": "unstaged", "digest": digest, "evicted": evicted}),
+        HistoryEvent::Unstaged { digest, evicted } => {
+            json!({"event": "unstaged", "digest": digest, "evicted": evicted})
+        }
     }
 }
 

@@ -389,7 +389,9 @@ impl Units {
             let file_name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
             match UnitKey::from_file_name(file_name) {
                 Ok(key) => files.entry(key).or_default().push(path.clone()),
-                Err(error) if previous.get(path) != Some(stamp) => report.refused.push((path.clone(), error.to_string())),
+                Err(error) if previous.get(path) != Some(stamp) => {
+                    report.refused.push((path.clone(), error.to_string()))
+                }
                 Err(_) => {}
             }
         }
@@ -621,10 +623,9 @@ impl Units {
                 put(kind.to_owned(), value)?;
             }
         }
-        for (list, field, slot, named) in [
-            ("capacities", "axis", "capacity", &contract.axes),
-            ("quotas", "quota_ref", "quota", &contract.quota_refs),
-        ] {
+        for (list, field, slot, named) in
+            [("capacities", "axis", "capacity", &contract.axes), ("quotas", "quota_ref", "quota", &contract.quota_refs)]
+        {
             for value in push.get(list).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
                 let name = value.get(field).and_then(Value::as_str).unwrap_or_default();
                 // Only what the contract reads is stored: an axis or quota it does not name would

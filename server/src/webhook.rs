@@ -149,8 +149,7 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
     // (a forged 9 -> 1 would start a cooldown), and a server-side dry run (`kubectl
     // --dry-run=server`) changes nothing; nor does a review that did not authenticate (anyone
     // who reaches the port could send one).
-    let recorded =
-        !options.unauthenticated && !dry_run && !request.dry_run && matches!(outcome, Outcome::Allow { .. });
+    let recorded = !options.unauthenticated && !dry_run && !request.dry_run && matches!(outcome, Outcome::Allow { .. });
     if recorded
         && let Some(key) = changes
         && let Err(error) = units.record_action(&key).await
@@ -193,7 +192,9 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             Outcome::Deny { .. } => Outcome::Deny {
                 message: format!(
                     "scale-units: {} denied; the reasons go to authenticated reviews only",
-                    facts.change.map_or_else(|| "the change".to_owned(), |(old, new)| format!("{old} -> {new} replicas"))
+                    facts
+                        .change
+                        .map_or_else(|| "the change".to_owned(), |(old, new)| format!("{old} -> {new} replicas"))
                 ),
                 decision_id: None,
             },

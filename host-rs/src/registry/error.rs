@@ -123,7 +123,10 @@ impl fmt::Display for RegistryError {
             Self::NothingToRollBack => write!(f, "no earlier activation to roll back to"),
             Self::InvalidTrustKey(reason) => write!(f, "invalid trust key: {reason}"),
             Self::StagedFull { limit } => {
-                write!(f, "{limit} policies are staged and every one is in use: drop one (DELETE /v1/policies/{{digest}})")
+                write!(
+                    f,
+                    "{limit} policies are staged and every one is in use: drop one (DELETE /v1/policies/{{digest}})"
+                )
             }
             Self::PolicyInUse { digest, why } => write!(f, "{digest} is {why}: it stays staged"),
             Self::InvalidUnitRef { length } => write!(

@@ -101,9 +101,17 @@ impl Metrics {
         }
         header(out, "admission_recoveries_total", "counter", "Changes allowed as a recovery toward the bounds.");
         let _ = writeln!(out, "scale_units_admission_recoveries_total {}", self.recoveries.load(Ordering::Relaxed));
-        header(out, "admission_unauthenticated_total", "counter", "Admission reviews without client certificate or token.");
-        let _ =
-            writeln!(out, "scale_units_admission_unauthenticated_total {}", self.unauthenticated.load(Ordering::Relaxed));
+        header(
+            out,
+            "admission_unauthenticated_total",
+            "counter",
+            "Admission reviews without client certificate or token.",
+        );
+        let _ = writeln!(
+            out,
+            "scale_units_admission_unauthenticated_total {}",
+            self.unauthenticated.load(Ordering::Relaxed)
+        );
         if let Some(audit) = audit {
             header(out, "audit_lines_total", "counter", "Lines queued to the decision audit log.");
             let _ = writeln!(out, "scale_units_audit_lines_total {}", audit.written());
