@@ -404,9 +404,14 @@ fn parallel_oversized_bodies_do_not_grow_the_process() {
         .collect();
     for sender in senders {
         let answer = sender.join().unwrap();
-        assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 413"), "{answer}");
+        // A reset, a 413, or (the webhook answers every body) a well-formed denial of an empty one.
+        assert!(
+            answer.is_empty() || answer.starts_with("HTTP/1.1 413") || answer.contains("AdmissionReview"),
+            "{answer}"
+        );
     }
     let after = status_kib(pid, "VmHWM:");
+    eprintln!("peak RSS under 8 parallel 16 MiB posts: {before} kB -> {after} kB");
     // Before: 8 × 16 MiB buffered (+128 MiB and more). A generous bound: +32 MiB.
     assert!(after.saturating_sub(before) < 32 << 10, "peak RSS grew from {before} kB to {after} kB");
     let mut http = std::net::TcpStream::connect(address).unwrap();
@@ -511,14 +516,14 @@ async fn the_watched_folder_reads_regular_files_only() {
     let component = scale_units_host::default_component_path().unwrap();
     std::fs::copy(&component, watched.join("genuine.wasm.part")).unwrap();
     std::fs::rename(watched.join("genuine.wasm.part"), watched.join("genuine.wasm")).unwrap();
+    // The same bytes as the active policy: staged again at once (history), nothing to compile.
     eventually("the genuine component staged", || async {
         let (status, policies) = Http::connect(address).await.send("GET", "/v1/policies", &[], "").await;
         assert_eq!(status, 200, "{policies}");
-        policies["staged"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|staged| staged["source"].as_str().is_some_and(|source| source.ends_with("genuine.wasm")))
+        policies["history"].as_array().unwrap().iter().any(|event| {
+            event["event"] == "staged"
+                && event["source"].as_str().is_some_and(|source| source.ends_with("genuine.wasm"))
+        })
     })
     .await;
     let rss = status_kib(served.child.id(), "VmHWM:");
@@ -559,8 +564,11 @@ async fn call(address: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u1
 async fn staged_policies_are_capped_and_pins_are_references() {
     let dir = temp_dir("security-staged");
     std::fs::write(dir.join("token"), TOKEN).unwrap();
-    let served =
-        serve(&dir, &["--listen", "127.0.0.1:0", "--token-file", &path_arg(&dir, "token"), "--max-staged", "2"]);
+    // Staging compiles in this debug build, on a shared machine: no request deadline in the way.
+    let token = path_arg(&dir, "token");
+    let args =
+        ["--listen", "127.0.0.1:0", "--token-file", &token, "--max-staged", "2", "--request-timeout-ms", "600000"];
+    let served = serve(&dir, &args);
     let address = served.address;
     let component = std::fs::read(scale_units_host::default_component_path().unwrap()).unwrap();
     let (status, listing) = call(address, "GET", "/v1/policies", b"").await;
