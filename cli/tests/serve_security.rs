@@ -576,7 +576,7 @@ async fn staged_policies_are_capped_and_pins_are_references() {
     let active = listing["active"]["digest"].as_str().unwrap().to_owned();
     let digests: Vec<String> =
         listing["staged"].as_array().unwrap().iter().map(|s| s["digest"].as_str().unwrap().to_owned()).collect();
-    assert_eq!(digests, [active.clone()]);
+    assert_eq!(digests, std::slice::from_ref(&active));
 
     // Two variants staged under a cap of 2: the first, unused, is evicted for the second.
     let (status, a) = call(address, "POST", "/v1/policies", &variant(&component, "a")).await;
