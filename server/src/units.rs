@@ -4,7 +4,10 @@
 //! Contracts come from a folder (a mounted ConfigMap), one file per unit named
 //! `<namespace>.<name>.json` (or `.yaml`, `.yml`), reloaded when it changes. Each contract is
 //! validated by the active policy (the component); a file it refuses is logged and the unit keeps
-//! its previous contract; a deleted file removes the unit.
+//! its previous contract; a deleted file removes the unit. A unit defined by two files
+//! (`shop.gateway.json` and `shop.gateway.yml`) is refused: logged, counted
+//! ([`Units::duplicated`]), its previous contract kept; when one of them goes, the unit is
+//! rebuilt from the one left.
 //!
 //! Observations (SPEC §5) are pushed with [`Units::put_observations`]: a push replaces the kinds it
 //! names and keeps the others; a capacity replaces the one on the same axis, a quota the one with
@@ -24,7 +27,7 @@ mod durable;
 mod error;
 mod store;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -243,6 +246,9 @@ pub struct ReloadReport {
     pub refused: Vec<(PathBuf, String)>,
     /// Units whose file disappeared.
     pub removed: Vec<UnitKey>,
+    /// Units newly found defined by two files or more (`shop.gateway.json` and
+    /// `shop.gateway.yml`): neither file is taken, the unit keeps its previous contract.
+    pub duplicated: Vec<UnitKey>,
 }
 
 /// A loaded, validated contract.
@@ -411,6 +417,7 @@ impl UnitsBuilder {
             dir: self.dir,
             reload_interval: self.reload_interval,
             stamps: Mutex::new(HashMap::new()),
+            duplicated: Mutex::new(BTreeSet::new()),
             clock: self.clock,
         });
         if let Some(dir) = &units.dir {
@@ -437,6 +444,8 @@ pub struct Units {
     reload_interval: Duration,
     /// The stamp (modification time, length) of each contract file at its last scan.
     stamps: Mutex<HashMap<PathBuf, Stamp>>,
+    /// Units defined by more than one file at the last scan.
+    duplicated: Mutex<BTreeSet<UnitKey>>,
     clock: Clock,
 }
 
@@ -537,16 +546,50 @@ impl Units {
             present.insert(path, stamp);
         }
         let previous = std::mem::take(&mut *self.stamps.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut changed: Vec<(PathBuf, UnitKey)> = Vec::new();
+        // The files of each unit: one is its contract; two (`shop.gateway.json` and
+        // `shop.gateway.yml`) define it twice, and neither is taken.
+        let mut files: BTreeMap<UnitKey, Vec<PathBuf>> = BTreeMap::new();
         for (path, stamp) in &present {
-            if previous.get(path) == Some(stamp) {
-                continue;
-            }
             let file_name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
             match UnitKey::from_file_name(file_name) {
-                Ok(key) => changed.push((path.clone(), key)),
-                Err(error) => report.refused.push((path.clone(), error.to_string())),
+                Ok(key) => files.entry(key).or_default().push(path.clone()),
+                Err(error) if previous.get(path) != Some(stamp) => {
+                    report.refused.push((path.clone(), error.to_string()))
+                }
+                Err(_) => {}
             }
+        }
+        let current = self.contracts.load_full();
+        let mut changed: Vec<(PathBuf, UnitKey)> = Vec::new();
+        let mut duplicated = BTreeSet::new();
+        for (key, paths) in &mut files {
+            paths.sort();
+            let [path] = paths.as_slice() else {
+                duplicated.insert(key.clone());
+                continue;
+            };
+            // Changed, or the unit's contract came from another file that was there at the last
+            // scan and is gone: this one is the unit's contract from now on (tried once; refused,
+            // the previous contract stays).
+            let from_another = current.get(key).is_some_and(|contract| {
+                contract.source.as_ref().is_some_and(|source| source != path && previous.contains_key(source))
+            });
+            if previous.get(path) != present.get(path) || from_another {
+                changed.push((path.clone(), key.clone()));
+            }
+        }
+        {
+            let mut known = self.duplicated.lock().unwrap_or_else(PoisonError::into_inner);
+            for key in duplicated.difference(&known) {
+                let names: Vec<String> =
+                    files.get(key).into_iter().flatten().map(|path| path.display().to_string()).collect();
+                let reason = format!("{key} is defined twice ({}): neither is taken", names.join(", "));
+                for path in files.get(key).into_iter().flatten() {
+                    report.refused.push((path.clone(), reason.clone()));
+                }
+                report.duplicated.push(key.clone());
+            }
+            *known = duplicated;
         }
         changed.sort();
         let mut loaded: Vec<(UnitKey, Arc<Contract>)> = Vec::new();
@@ -564,18 +607,27 @@ impl Units {
                 contracts.insert(key.clone(), Arc::clone(contract));
             }
             removed.clear();
-            contracts.retain(|key, contract| match &contract.source {
-                Some(path) if !present.contains_key(path) => {
+            // A unit goes with the last of its files; while one is left it keeps its contract
+            // (replaced above when that file loads).
+            contracts.retain(|key, contract| {
+                if contract.source.is_some() && !files.contains_key(key) {
                     removed.push(key.clone());
                     false
+                } else {
+                    true
                 }
-                _ => true,
             });
             contracts
         });
         report.loaded = loaded.into_iter().map(|(key, _)| key).collect();
         report.removed = removed;
         report
+    }
+
+    /// The units whose contract is defined by more than one file at the last scan (each keeps its
+    /// previous contract, or has none).
+    pub fn duplicated(&self) -> Vec<UnitKey> {
+        self.duplicated.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().collect()
     }
 
     /// Rescans the contracts folder every reload interval, forever (spawn it on the runtime).
@@ -589,7 +641,7 @@ impl Units {
     }
 
     async fn load_file(&self, path: &Path) -> Result<Arc<Contract>, String> {
-        let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read: {error}"))?;
+        let text = read_contract(path).map_err(|error| format!("cannot read: {error}"))?;
         let is_yaml = path.extension().is_some_and(|extension| extension == "yaml" || extension == "yml");
         let json = if is_yaml { yaml_to_json(&text)? } else { text };
         self.validate(json, Some(path.to_owned())).await.map_err(|error| error.to_string())
@@ -710,6 +762,9 @@ impl Units {
         let prefix = key.store_prefix();
         let mut writes = Vec::new();
         let (mut written, mut forgotten) = (0, 0);
+        // However far its `expires_at`, an observation is kept at most a day (issue 19): past it,
+        // it is missing and the unit blocks until the collector pushes again.
+        let horizon_ms = self.now_ms().saturating_add(MAX_OBSERVATION_KEEP_MS);
         let mut put = |slot: String, value: &Value| -> Result<(), UnitError> {
             if value.is_null() {
                 forgotten += 1;
@@ -725,7 +780,7 @@ impl Units {
             writes.push(Write {
                 key: format!("{prefix}{slot}"),
                 value: Some(value.to_string()),
-                expires_at_ms: Some(expires_at.as_millisecond()),
+                expires_at_ms: Some(expires_at.as_millisecond().min(horizon_ms)),
             });
             Ok(())
         };
@@ -734,9 +789,16 @@ impl Units {
                 put(kind.to_owned(), value)?;
             }
         }
-        for (list, field, slot) in [("capacities", "axis", "capacity"), ("quotas", "quota_ref", "quota")] {
+        for (list, field, slot, named) in
+            [("capacities", "axis", "capacity", &contract.axes), ("quotas", "quota_ref", "quota", &contract.quota_refs)]
+        {
             for value in push.get(list).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
                 let name = value.get(field).and_then(Value::as_str).unwrap_or_default();
+                // Only what the contract reads is stored: an axis or quota it does not name would
+                // only take room (issue 19).
+                if !named.iter().any(|known| known == name) {
+                    continue;
+                }
                 put(format!("{slot}:{name}"), value)?;
             }
         }
@@ -910,6 +972,31 @@ fn log_report(report: &ReloadReport) {
     for (path, reason) in &report.refused {
         eprintln!("scale-units serve: contract {} refused, the previous one stays: {reason}", path.display());
     }
+}
+
+/// How long an observation is kept at most, whatever its `expires_at`: a day.
+const MAX_OBSERVATION_KEEP_MS: i64 = 24 * 3600 * 1000;
+
+/// The largest contract file read: a ConfigMap holds at most 1 MiB.
+const MAX_CONTRACT_BYTES: u64 = 1 << 20;
+
+/// A contract file's text, when it is a regular file of at most [`MAX_CONTRACT_BYTES`].
+fn read_contract(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let mut text = String::new();
+    file.take(MAX_CONTRACT_BYTES.saturating_add(1)).read_to_string(&mut text)?;
+    if u64::try_from(text.len()).unwrap_or(u64::MAX) > MAX_CONTRACT_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("larger than {MAX_CONTRACT_BYTES} bytes"),
+        ));
+    }
+    Ok(text)
 }
 
 fn yaml_to_json(text: &str) -> Result<String, String> {

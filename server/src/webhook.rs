@@ -18,6 +18,9 @@
 //! An admitted change is recorded ([`Units::record_admission`]) before the answer leaves; one that
 //! cannot be recorded is denied. A review already admitted (the same uid and change: the API
 //! server retried it) is answered allowed again and recorded once.
+//! Only an authenticated review (the service decides: [`AdmissionOptions::unauthenticated`])
+//! records the unit's last scale action, and only outside any dry run; any other is judged and
+//! answered without the decision's id, reasons, bounds or warnings.
 
 pub mod breakglass;
 pub mod recovery;
@@ -70,7 +73,17 @@ pub struct AdmissionOptions {
     pub dry_run: bool,
     /// Members of these groups may override a denial ([`breakglass`]).
     pub override_groups: Vec<String>,
+    /// The caller did not authenticate (no client certificate of the webhook's CA, no bearer
+    /// token): the review is judged, but no scale action is recorded from it, and its answer
+    /// names no decision, reason or bound (the audit log keeps them).
+    pub unauthenticated: bool,
 }
+
+/// The one warning of an answer to an unauthenticated review.
+pub const UNAUTHENTICATED_WARNING: &str = concat!(
+    "scale-units: this review did not authenticate (client certificate or token): judged, ",
+    "not recorded for the cooldowns, details in the service's audit log"
+);
 
 /// An answered review.
 #[derive(Clone, Debug)]
@@ -154,11 +167,14 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             breakglass::Check::NotAMember { annotated: false } => {}
         }
     }
-    // An admitted change (in dry run too: the change happens) starts the contract's cooldown for
-    // the next decision. A server-side dry run (`kubectl --dry-run=server`) changes nothing.
-    let admitted = dry_run || matches!(outcome, Outcome::Allow { .. });
+    // An admitted change starts the contract's cooldown for the next decision, but only one this
+    // webhook enforced: under `--webhook-dry-run` every review is let through whatever it asks
+    // (a forged 9 -> 1 would start a cooldown), a server-side dry run (`kubectl
+    // --dry-run=server`) changes nothing, and a review that did not authenticate could come from
+    // anyone who reaches the port.
+    let recorded = !options.unauthenticated && !dry_run && !request.dry_run && matches!(outcome, Outcome::Allow { .. });
     let unrecorded = match changes {
-        Some(key) if admitted && !request.dry_run && replayed.is_none() => {
+        Some(key) if recorded && replayed.is_none() => {
             let change = admitted_change(&request.uid, facts.change, &outcome);
             units.record_admission(&key, change).await.err().map(|error| (key, error))
         }
@@ -195,7 +211,25 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         "webhook_dry_run": dry_run,
         "recovery": facts.recovery,
         "message": message,
+        "authenticated": !options.unauthenticated,
     });
+    if options.unauthenticated {
+        outcome = match outcome {
+            Outcome::Allow { .. } => Outcome::Allow { warnings: Vec::new(), decision_id: None },
+            Outcome::Deny { .. } => Outcome::Deny {
+                message: format!(
+                    "scale-units: {} denied; the reasons go to authenticated reviews only",
+                    facts
+                        .change
+                        .map_or_else(|| "the change".to_owned(), |(old, new)| format!("{old} -> {new} replicas"))
+                ),
+                decision_id: None,
+            },
+        };
+        if let Outcome::Allow { warnings, .. } = &mut outcome {
+            warnings.push(UNAUTHENTICATED_WARNING.to_owned());
+        }
+    }
     let mut response = AdmissionResponse::from(&request);
     match outcome {
         Outcome::Allow { warnings, decision_id } => {
