@@ -74,7 +74,7 @@ test-server: component redis-setup
 ## binary serving (drain on SIGTERM, KEDA beside HTTP and over mutual TLS, a full disk, the
 ## webhook's break glass and recovery, the audit log, the listeners' limits). The image's own test
 ## is `make test-image` (it needs the release musl build and root).
-test-cli: component
+test-cli: component redis-setup prometheus-setup
 	$(CARGO) test --locked -p scale-units-cli
 
 ## Evaluate the API gateway example through the component, explained in plain words.
@@ -101,7 +101,7 @@ bench-service: component
 	$(CARGO) bench --locked -p scale-units-server --bench service
 
 # ---- Kubernetes: units, the admission webhook, the KEDA external scaler, deploy/kubernetes/ -----
-.PHONY: redis-setup test-keda bench-keda bench-webhook
+.PHONY: redis-setup prometheus-setup test-keda bench-keda bench-webhook
 
 ## Debian's redis-server when it is missing: the unit registry's Redis tests start their own on
 ## loopback (server/tests/units_redis.rs).
@@ -109,6 +109,13 @@ redis-setup:
 	@command -v redis-server >/dev/null || { \
 	  if [ "$$(id -u)" != 0 ]; then echo "redis-server is missing: apt-get install redis-server (as root)" >&2; exit 1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+
+## Debian's prometheus when it is missing: the evidence collectors' tests start their own on
+## loopback, scraping an exporter the test serves (cli/tests/collect.rs).
+prometheus-setup:
+	@command -v prometheus >/dev/null || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "prometheus is missing: apt-get install prometheus (as root)" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null; }
 
 ## Admission reviews over loopback HTTPS under load (figures go into BENCHMARKS.md).
 bench-webhook: component

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use scale_units_host::{ConformanceSuite, Policy, PolicyRegistry, default_cache_dir};
 use scale_units_server::audit::AuditLog;
+use scale_units_server::collect::Collector;
 use scale_units_server::keda::{KedaConfig, KedaScaler};
 use scale_units_server::listen::Limits;
 use scale_units_server::service::{Service, ServiceConfig, termination_signal};
@@ -79,6 +80,14 @@ pub(crate) struct ServeArgs {
     /// this process).
     #[arg(long, value_name = "URL")]
     redis: Option<String>,
+    /// How often each unit's sources file (<namespace>.<name>.sources.yaml|yml|json in --units)
+    /// is collected into evidence, unless it sets interval_s, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 15000)]
+    collect_interval_ms: u64,
+    /// How long a pushed current_replicas, or a count the webhook admitted, stays evidence when
+    /// the unit's sources declare no replicas.max_age_s, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 300)]
+    replicas_max_age_s: u64,
     /// Serve HTTPS (every route) for the admission webhook; needs --units, --tls-cert and --tls-key.
     #[arg(long)]
     webhook: bool,
@@ -144,6 +153,8 @@ struct ServeOptions {
     units: Option<PathBuf>,
     units_interval: Duration,
     redis: Option<String>,
+    collect_interval: Duration,
+    replicas_max_age: Duration,
     webhook: bool,
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
@@ -216,8 +227,10 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     let audit = Arc::new(audit);
     config.audit = Some(Arc::clone(&audit));
     if let Some(dir) = &options.units {
-        let mut units =
-            Units::builder(Arc::clone(&registry)).contracts_dir(dir).reload_interval(options.units_interval);
+        let mut units = Units::builder(Arc::clone(&registry))
+            .contracts_dir(dir)
+            .reload_interval(options.units_interval)
+            .replicas_max_age(options.replicas_max_age);
         if let Some(url) = &options.redis {
             units = units.redis(url);
         }
@@ -228,6 +241,10 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
             dir.display(),
             units.store_kind()
         );
+        // Every replica of the service collects every unit with sources: each observation carries
+        // its own expiry, so the writes are idempotent (docs/DECISIONS.md, "Evidence collectors").
+        let collector = Arc::new(Collector::new(Arc::clone(&units)));
+        tokio::spawn(collector.run(options.collect_interval));
         config.units = Some(units);
     }
     if options.webhook {
@@ -364,6 +381,8 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         units: args.units,
         units_interval: millis(args.units_interval_ms).max(Duration::from_millis(10)),
         redis: args.redis,
+        collect_interval: millis(args.collect_interval_ms).max(Duration::from_millis(10)),
+        replicas_max_age: Duration::from_secs(args.replicas_max_age_s.max(1)),
         webhook: args.webhook,
         tls_cert: args.tls_cert,
         tls_key: args.tls_key,

@@ -302,8 +302,11 @@ async fn ready(State(shared): Shared_) -> Response {
 }
 
 async fn metrics_text(State(shared): Shared_) -> Response {
-    let text =
+    let mut text =
         shared.metrics.render(&shared.registry, shared.ready.load(Ordering::SeqCst), shared.config.audit.as_deref());
+    if let Some(units) = &shared.config.units {
+        units.collect_stats().render(&mut text);
+    }
     let mut response = text.into_response();
     response
         .headers_mut()

@@ -135,8 +135,8 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
     let admitted = dry_run || matches!(outcome, Outcome::Allow { .. });
     if admitted
         && !request.dry_run
-        && let Some(key) = changes
-        && let Err(error) = units.record_action(&key).await
+        && let Some(key) = &changes
+        && let Err(error) = units.record_action(key).await
     {
         let message = format!("scale-units: {key}: the scale action cannot be recorded for its cooldown: {error}");
         match &mut outcome {
@@ -146,6 +146,19 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
                 let decision_id = decision_id.clone();
                 outcome = Outcome::Deny { message, decision_id };
             }
+        }
+    }
+    // The admitted count is the unit's count at once (observed now, with its max age): KEDA and
+    // the next decision never go back to the old count while the collector catches up.
+    if admitted
+        && !request.dry_run
+        && let (Some(key), Some((_, new))) = (&changes, facts.change)
+        && let Err(error) = units.record_admitted_count(key, new).await
+    {
+        let message = format!("scale-units: {key}: the admitted replica count cannot be recorded: {error}");
+        eprintln!("{message}");
+        if let Outcome::Allow { warnings, .. } = &mut outcome {
+            warnings.push(message);
         }
     }
     let mut record = AuditRecord::new("admission").decision(facts.decision);

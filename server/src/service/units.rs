@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `PUT /v1/units/{namespace}/{name}/observations` | stores a collector's observations (bearer token when one is configured) |
 //! | `GET /v1/units` | the units with a contract |
-//! | `GET /v1/units/{namespace}/{name}` | the unit's decision now, at the collector's last replica count (`?replicas=N` for another) |
+//! | `GET /v1/units/{namespace}/{name}` | the unit's decision now, at the collector's last replica count (`?replicas=N` for another), and the stored evidence with its age (`age_s`) and `source_ref` |
 //! | `POST /v1/admission` | the admission webhook (`AdmissionReview` in, `AdmissionReview` out; always 200) |
 
 use std::sync::Arc;
@@ -125,12 +125,14 @@ async fn decision(
         }
         audit.record(&record).await;
     }
+    // The stored evidence, each with its age and source (null when it cannot be read).
+    let evidence = units.evidence(&key).await.unwrap_or_default();
     match decided {
         Ok(decided) => match (decided.verdict, decided.decision_json, decided.provenance) {
             (UnitVerdict::Decided { .. }, Some(decision), Some(provenance)) => json_response(
                 StatusCode::OK,
                 format!(
-                    "{{\"unit\":{},\"decision\":{decision},\"policy\":{}}}",
+                    "{{\"unit\":{},\"decision\":{decision},\"policy\":{},\"evidence\":{evidence}}}",
                     json!(key.to_string()),
                     json!({"digest": provenance.component_digest, "evaluator_version": provenance.evaluator_version})
                 ),
