@@ -347,12 +347,12 @@ async fn prometheus_evidence_scales_up_survives_an_admission_and_fails_closed() 
     let served = tokio::task::spawn_blocking(move || Served::start(&units)).await.unwrap();
     let long = Duration::from_secs(60);
 
-    // 300 in flight at 3 replicas (target 100): at target; the evidence names its source.
-    let unit = wait_for("a decision at 3 replicas", long, || {
+    // 300 in flight at 3 replicas (target 100): at target once every source is in (the first
+    // round stores one observation after the other); the evidence names its source.
+    let unit = wait_for("a hold at 3 replicas", long, || {
         let (status, unit) = served.unit();
-        (status == 200 && action(&unit).1 == 3).then_some(unit)
+        (status == 200 && action(&unit).1 == 3 && action(&unit).0 == "hold").then_some(unit)
     });
-    assert_eq!(action(&unit).0, "hold", "{unit}");
     let signal = &unit["evidence"]["signal"];
     assert_eq!(signal["value"], 300);
     assert_eq!(signal["source_ref"], "prometheus.local:zentinelle/gateway/signal");

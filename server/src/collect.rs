@@ -33,8 +33,9 @@ pub mod sources;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -82,9 +83,20 @@ pub struct Collected {
 pub struct Stats {
     stored: Mutex<BTreeMap<(String, String), u64>>,
     refused: Mutex<BTreeMap<(String, String, &'static str), u64>>,
+    reads: AtomicU64,
+    read_nanos: AtomicU64,
+    read_max_nanos: AtomicU64,
 }
 
 impl Stats {
+    /// One Prometheus query or Redis read took `elapsed` (answered or not).
+    fn read_took(&self, elapsed: Duration) {
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.read_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.read_max_nanos.fetch_max(nanos, Ordering::Relaxed);
+    }
+
     fn count(&self, unit: &UnitKey, collected: &Collected) {
         match &collected.result {
             Ok(_) => {
@@ -99,9 +111,23 @@ impl Stats {
     }
 
     /// The counters in the Prometheus text format (`scale_units_evidence_stored_total`,
-    /// `scale_units_evidence_refused_total`).
+    /// `scale_units_evidence_refused_total`, `scale_units_evidence_query_seconds`,
+    /// `scale_units_evidence_query_max_seconds`).
     pub fn render(&self, out: &mut String) {
         let escape = |value: &str| value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+        #[expect(clippy::cast_precision_loss, reason = "nanoseconds to seconds for display")]
+        let seconds = |nanos: &AtomicU64| nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        let _ = writeln!(
+            out,
+            "# HELP scale_units_evidence_query_seconds Time of the collectors' Prometheus queries and Redis reads.\n# TYPE scale_units_evidence_query_seconds summary\nscale_units_evidence_query_seconds_sum {}\nscale_units_evidence_query_seconds_count {}",
+            seconds(&self.read_nanos),
+            self.reads.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP scale_units_evidence_query_max_seconds The longest collector query or read.\n# TYPE scale_units_evidence_query_max_seconds gauge\nscale_units_evidence_query_max_seconds {}",
+            seconds(&self.read_max_nanos)
+        );
         let _ = writeln!(
             out,
             "# HELP scale_units_evidence_stored_total Observations collected and stored, by unit and source.\n# TYPE scale_units_evidence_stored_total counter"
@@ -323,7 +349,10 @@ impl Collector {
         let names: Vec<&str> = safety.overloaded.iter().chain(&safety.noisy_neighbor).map(String::as_str).collect();
         let query = prometheus::alerts_query(&names);
         let read_ms = self.units.clock_ms();
-        let answer = prometheus::query(server, &query).await?;
+        let started = Instant::now();
+        let answer = prometheus::query(server, &query).await;
+        self.units.collect_stats().read_took(started.elapsed());
+        let answer = answer?;
         let mut firing: Vec<String> = answer
             .samples
             .iter()
@@ -411,7 +440,10 @@ impl Collector {
                     .get(&read.server)
                     .ok_or_else(|| Refusal::new("redis_error", format!("no Redis server {}", read.server)))?;
                 let read_ms = self.units.clock_ms();
-                let reply = self.redis.read(server, read).await?;
+                let started = Instant::now();
+                let reply = self.redis.read(server, read).await;
+                self.units.collect_stats().read_took(started.elapsed());
+                let reply = reply?;
                 let value = match reply.value {
                     Some(value) => value,
                     None if reply.text == "nil" => {
@@ -433,7 +465,10 @@ impl Collector {
             .prometheus
             .get(&query.server)
             .ok_or_else(|| Refusal::new("query_error", format!("no Prometheus server {}", query.server)))?;
-        let answer = prometheus::query(server, &query.query).await?;
+        let started = Instant::now();
+        let answer = prometheus::query(server, &query.query).await;
+        self.units.collect_stats().read_took(started.elapsed());
+        let answer = answer?;
         let sample = match answer.samples.as_slice() {
             [] => return Err(Refusal::new("empty_result", "the query answered no series")),
             [sample] => sample,
