@@ -44,9 +44,8 @@ pub(crate) fn run(args: CollectArgs) -> Result<u8, Failure> {
     let only = match &args.unit {
         None => None,
         Some(unit) => {
-            let (namespace, name) = unit
-                .split_once('/')
-                .ok_or_else(|| Failure::Usage(format!("{unit}: a unit is <namespace>/<name>")))?;
+            let (namespace, name) =
+                unit.split_once('/').ok_or_else(|| Failure::Usage(format!("{unit}: a unit is <namespace>/<name>")))?;
             Some(UnitKey::new(namespace, name).map_err(|error| Failure::Usage(error.to_string()))?)
         }
     };
@@ -86,7 +85,8 @@ async fn collect(dir: PathBuf, component: ComponentArgs, only: Option<UnitKey>, 
         return Err(Failure::Host(format!("the component's digest is {}, not {expected}", staged.digest)));
     }
     registry.activate(&staged.digest).map_err(|error| Failure::Host(error.to_string()))?;
-    let units = Units::builder(registry).contracts_dir(&dir).build().await.map_err(|error| Failure::Host(error.to_string()))?;
+    let units =
+        Units::builder(registry).contracts_dir(&dir).build().await.map_err(|error| Failure::Host(error.to_string()))?;
     let keys = match only {
         Some(key) => {
             if units.sources(&key).is_none() {
@@ -104,15 +104,15 @@ async fn collect(dir: PathBuf, component: ComponentArgs, only: Option<UnitKey>, 
         let decided = units.decide(&key, None).await;
         let decision = match &decided {
             Ok(decided) => match (&decided.verdict, &decided.decision_json) {
-                (UnitVerdict::Decided { .. }, Some(json)) => {
-                    serde_json::from_str::<Value>(json).unwrap_or(Value::Null)
-                }
+                (UnitVerdict::Decided { .. }, Some(json)) => serde_json::from_str::<Value>(json).unwrap_or(Value::Null),
                 _ => json!({"error": {"code": "unknown_unit", "message": "no contract is loaded for the unit"}}),
             },
             Err(error) => json!({"error": {"code": error.code(), "message": error.to_string()}}),
         };
         match format {
-            Format::Json => out!("{}", json!({"unit": key.to_string(), "sources": lines(&collected), "decision": decision})),
+            Format::Json => {
+                out!("{}", json!({"unit": key.to_string(), "sources": lines(&collected), "decision": decision}))
+            }
             Format::Text => print_text(&key, &collected, &decision),
         }
     }
@@ -124,7 +124,9 @@ fn lines(collected: &[Collected]) -> Vec<Value> {
         .iter()
         .map(|collected| match &collected.result {
             Ok(stored) => json!({"source": collected.source, "stored": stored}),
-            Err(refusal) => json!({"source": collected.source, "refused": {"cause": refusal.cause, "message": refusal.message}}),
+            Err(refusal) => {
+                json!({"source": collected.source, "refused": {"cause": refusal.cause, "message": refusal.message}})
+            }
         })
         .collect()
 }

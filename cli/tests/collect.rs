@@ -81,7 +81,9 @@ impl Exporter {
                         "HTTP/1.1 200 OK\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                         body.len()
                     ),
-                    None => "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned(),
+                    None => {
+                        "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned()
+                    }
                 };
                 let _ = stream.write_all(response.as_bytes());
             }
@@ -214,7 +216,11 @@ impl Served {
         let mut line = |prefix: &str| {
             let mut line = String::new();
             stdout.read_line(&mut line).unwrap();
-            line.trim().strip_prefix(prefix).unwrap_or_else(|| panic!("{prefix}: {line}")).parse::<SocketAddr>().unwrap()
+            line.trim()
+                .strip_prefix(prefix)
+                .unwrap_or_else(|| panic!("{prefix}: {line}"))
+                .parse::<SocketAddr>()
+                .unwrap()
         };
         let keda = line("keda external scaler listening on ");
         let http = line("listening on ");
@@ -330,7 +336,10 @@ fn action(unit: &Value) -> (&str, u64, u64, Vec<&str>) {
         decision["action"].as_str().unwrap_or_default(),
         decision["current_replicas"].as_u64().unwrap_or_default(),
         decision["desired_replicas"].as_u64().unwrap_or_default(),
-        decision["reasons"].as_array().map(|reasons| reasons.iter().filter_map(Value::as_str).collect()).unwrap_or_default(),
+        decision["reasons"]
+            .as_array()
+            .map(|reasons| reasons.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default(),
     )
 }
 
@@ -486,7 +495,8 @@ fn collect_once(units: &Path) -> (i32, Value) {
         .output()
         .unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
-    let line = stdout.lines().next().unwrap_or_else(|| panic!("no output: {}", String::from_utf8_lossy(&output.stderr)));
+    let line =
+        stdout.lines().next().unwrap_or_else(|| panic!("no output: {}", String::from_utf8_lossy(&output.stderr)));
     (output.status.code().unwrap(), serde_json::from_str(line).unwrap())
 }
 
@@ -516,8 +526,15 @@ fn a_redis_backlog_scales_a_worker_and_a_redis_counter_exhausts_its_quota() {
     assert_eq!(source(&line, "replicas")["stored"]["count"], 3, "{line}");
     let quota = &source(&line, "quota.provider:crm/api-requests-per-second")["stored"]["quotas"][0];
     assert_eq!((quota["limit"].clone(), quota["used"].clone()), (json!(100), json!(0)), "{line}");
-    assert_eq!(quota["source_ref"], "redis.queue+static:connectors/crm-sync/quota.provider:crm/api-requests-per-second");
-    assert_eq!((line["decision"]["action"].as_str(), line["decision"]["desired_replicas"].as_u64()), (Some("scale_up"), Some(5)), "{line}");
+    assert_eq!(
+        quota["source_ref"],
+        "redis.queue+static:connectors/crm-sync/quota.provider:crm/api-requests-per-second"
+    );
+    assert_eq!(
+        (line["decision"]["action"].as_str(), line["decision"]["desired_replicas"].as_u64()),
+        (Some("scale_up"), Some(5)),
+        "{line}"
+    );
 
     // The shared counter (atomic increments by every process) nearly at its limit: growth blocked.
     assert_eq!(redis.command(&["INCRBY", "crm:used", "95"]), ":95");
@@ -546,7 +563,13 @@ fn a_redis_backlog_scales_a_worker_and_a_redis_counter_exhausts_its_quota() {
     redis.stop();
     let (code, line) = collect_once(&units);
     assert_eq!(code, 1, "{line}");
-    assert_eq!(source(&line, "replicas")["refused"]["cause"].as_str().map(|cause| cause == "redis_error" || cause == "timeout"), Some(true), "{line}");
+    assert_eq!(
+        source(&line, "replicas")["refused"]["cause"]
+            .as_str()
+            .map(|cause| cause == "redis_error" || cause == "timeout"),
+        Some(true),
+        "{line}"
+    );
     assert_eq!(line["decision"]["error"]["code"], "unknown_replicas", "{line}");
     let _ = std::fs::remove_dir_all(&dir);
 }

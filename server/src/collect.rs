@@ -182,7 +182,12 @@ struct Field {
 
 impl Field {
     fn fixed(value: i128) -> Self {
-        Self { value, at_ms: None, origin: "static".to_owned(), read: ("static".to_owned(), String::new(), value.to_string().into_bytes()) }
+        Self {
+            value,
+            at_ms: None,
+            origin: "static".to_owned(),
+            read: ("static".to_owned(), String::new(), value.to_string().into_bytes()),
+        }
     }
 }
 
@@ -411,7 +416,10 @@ impl Collector {
         let observed = at_ms.div_euclid(1000);
         let expires = observed.saturating_add(i64::try_from(max_age_s).unwrap_or(i64::MAX));
         if expires.saturating_mul(1000) <= now_ms {
-            return Err(Refusal::new("stale", format!("observed {}s ago, past max_age_s {max_age_s}", (now_ms / 1000) - observed)));
+            return Err(Refusal::new(
+                "stale",
+                format!("observed {}s ago, past max_age_s {max_age_s}", (now_ms / 1000) - observed),
+            ));
         }
         let text = |seconds: i64| {
             jiff::Timestamp::from_second(seconds)
@@ -447,9 +455,17 @@ impl Collector {
                 let value = match reply.value {
                     Some(value) => value,
                     None if reply.text == "nil" => {
-                        return Err(Refusal::new("missing_key", format!("{} {}: no such key or field", read.command.as_str(), read.key)));
+                        return Err(Refusal::new(
+                            "missing_key",
+                            format!("{} {}: no such key or field", read.command.as_str(), read.key),
+                        ));
                     }
-                    None => return Err(Refusal::new("not_a_number", format!("{} {}: not an integer", read.command.as_str(), read.key))),
+                    None => {
+                        return Err(Refusal::new(
+                            "not_a_number",
+                            format!("{} {}: not an integer", read.command.as_str(), read.key),
+                        ));
+                    }
                 };
                 check_integer(i128::from(value))?;
                 let origin = format!("redis.{}", read.server);
@@ -460,7 +476,13 @@ impl Collector {
         }
     }
 
-    async fn prometheus(&self, sources: &Sources, query: &PrometheusQuery, round: Round, exact: bool) -> Result<Field, Refusal> {
+    async fn prometheus(
+        &self,
+        sources: &Sources,
+        query: &PrometheusQuery,
+        round: Round,
+        exact: bool,
+    ) -> Result<Field, Refusal> {
         let server = sources
             .prometheus
             .get(&query.server)
@@ -472,12 +494,16 @@ impl Collector {
         let sample = match answer.samples.as_slice() {
             [] => return Err(Refusal::new("empty_result", "the query answered no series")),
             [sample] => sample,
-            several => return Err(Refusal::new("several_series", format!("the query answered {} series", several.len()))),
+            several => {
+                return Err(Refusal::new("several_series", format!("the query answered {} series", several.len())));
+            }
         };
         let value = match sample.value.as_str() {
             "NaN" => return Err(Refusal::new("nan", "the sample is NaN")),
             "+Inf" | "-Inf" | "Inf" => return Err(Refusal::new("infinite", format!("the sample is {}", sample.value))),
-            text => text.parse::<f64>().map_err(|_| Refusal::new("bad_answer", format!("the sample {text:?} is not a number")))?,
+            text => text
+                .parse::<f64>()
+                .map_err(|_| Refusal::new("bad_answer", format!("the sample {text:?} is not a number")))?,
         };
         let scaled = value * query.scale.unwrap_or(1.0);
         if scaled.is_nan() {

@@ -544,7 +544,11 @@ impl Units {
             return Err(UnitError::UnknownUnit(key.clone()));
         }
         let invalid = |message: &str| {
-            UnitError::InvalidObservations(EvaluationError::new(ErrorCode::InvalidField, message.to_owned(), "replicas"))
+            UnitError::InvalidObservations(EvaluationError::new(
+                ErrorCode::InvalidField,
+                message.to_owned(),
+                "replicas",
+            ))
         };
         let time = |value: &Value, field: &str| {
             value.get(field).and_then(Value::as_str).and_then(|text| text.parse::<jiff::Timestamp>().ok())
@@ -573,7 +577,8 @@ impl Units {
         {
             return Ok(current);
         }
-        let write = Write { key: slot, value: Some(evidence.to_string()), expires_at_ms: Some(expires.as_millisecond()) };
+        let write =
+            Write { key: slot, value: Some(evidence.to_string()), expires_at_ms: Some(expires.as_millisecond()) };
         self.store.write(vec![write], self.now_ms()).await?;
         Ok(evidence)
     }
@@ -586,7 +591,8 @@ impl Units {
     /// # Errors
     /// [`UnitError::Store`] when the store cannot be written.
     pub async fn record_admitted_count(&self, key: &UnitKey, count: u64) -> Result<(), UnitError> {
-        let (value, expires_at_ms) = self.replicas_now(key, count, &format!("admission:{}/{}", key.namespace, key.name));
+        let (value, expires_at_ms) =
+            self.replicas_now(key, count, &format!("admission:{}/{}", key.namespace, key.name));
         let cooldown_s = self.contracts.load().get(key).map_or(0, |contract| contract.cooldown_s);
         let overrules_ms = i64::try_from(cooldown_s.saturating_mul(1000)).unwrap_or(i64::MAX);
         let writes = vec![
@@ -625,7 +631,8 @@ impl Units {
             let Some(mut value) = text.and_then(|text| serde_json::from_str::<Value>(&text).ok()) else {
                 return Value::Null;
             };
-            let observed = value.get("observed_at").and_then(Value::as_str).and_then(|at| at.parse::<jiff::Timestamp>().ok());
+            let observed =
+                value.get("observed_at").and_then(Value::as_str).and_then(|at| at.parse::<jiff::Timestamp>().ok());
             if let (Some(observed), Some(object)) = (observed, value.as_object_mut()) {
                 object.insert("age_s".to_owned(), Value::from((now_ms - observed.as_millisecond()).div_euclid(1000)));
             }

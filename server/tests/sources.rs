@@ -46,7 +46,10 @@ fn a_sources_file_parses_into_typed_fields() {
     assert_eq!(sources.signal.as_ref().unwrap().signal.as_str(), "in_flight");
     let Number::Redis(read) = &sources.quotas[0].used else { panic!("a Redis read") };
     assert_eq!((read.command, read.field.as_deref()), (RedisCommand::Hget, Some("used")));
-    let json = serde_json::to_string(&serde_json::json!({"signal": {"signal": "queue_depth", "max_age_s": 5, "value": {"static": 3}}})).unwrap();
+    let json = serde_json::to_string(
+        &serde_json::json!({"signal": {"signal": "queue_depth", "max_age_s": 5, "value": {"static": 3}}}),
+    )
+    .unwrap();
     assert!(Sources::parse(&json, false).is_ok());
 }
 
@@ -55,12 +58,20 @@ fn faults_are_reported_at_their_path() {
     let cases: [(&str, &str, &str); 9] = [
         ("interval_s: 15\n", "interval_s: 0\n", "interval_s"),
         ("server: main, query: 'kube", "server: other, query: 'kube", "replicas.count.prometheus.server"),
-        ("command: HGET, key: \"quota:acme\", field: used", "command: HGET, key: \"quota:acme\"", "quotas[0].used.redis.field"),
+        (
+            "command: HGET, key: \"quota:acme\", field: used",
+            "command: HGET, key: \"quota:acme\"",
+            "quotas[0].used.redis.field",
+        ),
         ("scale: 1,", "scale: -1,", "signal.value.prometheus.scale"),
         ("http://prometheus.monitoring:9090", "http://admin:pw@prometheus.monitoring:9090", "prometheus.main.url"),
         ("http://prometheus.monitoring:9090", "ftp://prometheus.monitoring:9090", "prometheus.main.url"),
         ("  max_age_s: 60\n  count", "  max_age_s: 0\n  count", "replicas.max_age_s"),
-        ("count: {prometheus: {server: main, query: 'kube_deployment_status_replicas{deployment=\"api\"}'}}", "count: {static: 3}", "replicas.count"),
+        (
+            "count: {prometheus: {server: main, query: 'kube_deployment_status_replicas{deployment=\"api\"}'}}",
+            "count: {static: 3}",
+            "replicas.count",
+        ),
         ("overloaded: [GatewayOverloaded]", "overloaded: [\"bad name\"]", "safety.overloaded[0]"),
     ];
     for (from, to, path) in cases {
@@ -91,13 +102,15 @@ async fn sources_reload_beside_contracts_and_a_refused_file_keeps_the_last_good_
     assert_eq!(units.sources(&unit).unwrap().interval_s, Some(15));
 
     std::thread::sleep(Duration::from_millis(20));
-    std::fs::write(dir.join("zentinelle.gateway.sources.yaml"), GOOD.replace("interval_s: 15", "interval_s: 0")).unwrap();
+    std::fs::write(dir.join("zentinelle.gateway.sources.yaml"), GOOD.replace("interval_s: 15", "interval_s: 0"))
+        .unwrap();
     let report = units.reload().await;
     assert_eq!(report.refused.len(), 1, "{report:?}");
     assert!(report.refused[0].1.contains("interval_s"), "{report:?}");
     assert_eq!(units.sources(&unit).unwrap().interval_s, Some(15), "the last good sources stay");
 
-    std::fs::write(dir.join("zentinelle.gateway.sources.yaml"), GOOD.replace("interval_s: 15", "interval_s: 30")).unwrap();
+    std::fs::write(dir.join("zentinelle.gateway.sources.yaml"), GOOD.replace("interval_s: 15", "interval_s: 30"))
+        .unwrap();
     let report = units.reload().await;
     assert_eq!(report.sources_loaded, vec![unit.clone()]);
     assert_eq!(units.sources(&unit).unwrap().interval_s, Some(30));

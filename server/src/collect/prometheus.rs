@@ -98,7 +98,10 @@ async fn fetch(server: &PrometheusServer, query: &str) -> Result<Answer, Refusal
     Ok(Answer { body, samples })
 }
 
-async fn send<T>(io: TokioIo<T>, request: Request<Empty<Bytes>>) -> Result<hyper::Response<hyper::body::Incoming>, Refusal>
+async fn send<T>(
+    io: TokioIo<T>,
+    request: Request<Empty<Bytes>>,
+) -> Result<hyper::Response<hyper::body::Incoming>, Refusal>
 where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {

@@ -63,8 +63,10 @@ impl RedisPool {
         if let (RedisCommand::Hget, Some(field)) = (read.command, &read.field) {
             command.arg(field);
         }
-        let reply: redis::Value =
-            command.query_async(&mut connection).await.map_err(|error| failed(format!("{}: {error}", read.command.as_str())))?;
+        let reply: redis::Value = command
+            .query_async(&mut connection)
+            .await
+            .map_err(|error| failed(format!("{}: {error}", read.command.as_str())))?;
         Ok(match reply {
             redis::Value::Int(value) => Reply { text: value.to_string(), value: Some(value) },
             redis::Value::BulkString(bytes) => {

@@ -389,7 +389,10 @@ impl Sources {
             for (list, names) in [("overloaded", &safety.overloaded), ("noisy_neighbor", &safety.noisy_neighbor)] {
                 for (index, name) in names.iter().enumerate() {
                     if !is_alert_name(name) {
-                        return Err(error(format!("safety.{list}[{index}]"), "not an alert name ([A-Za-z][A-Za-z0-9_]*)"));
+                        return Err(error(
+                            format!("safety.{list}[{index}]"),
+                            "not an alert name ([A-Za-z][A-Za-z0-9_]*)",
+                        ));
                     }
                 }
             }
@@ -453,7 +456,11 @@ fn check_url(path: &str, url: &str, schemes: &[&str]) -> Result<(), SourcesError
         return Err(error(path, format!("the URL's scheme must be one of {}", schemes.join(", "))));
     }
     // A Prometheus URL carries no credentials (the bearer token file does); a Redis URL may.
-    if schemes != ["redis"] && url.split_once("://").is_some_and(|(_, rest)| rest.split('/').next().is_some_and(|authority| authority.contains('@'))) {
+    if schemes != ["redis"]
+        && url
+            .split_once("://")
+            .is_some_and(|(_, rest)| rest.split('/').next().is_some_and(|authority| authority.contains('@')))
+    {
         return Err(error(path, "no credentials in the URL: use bearer_token_file"));
     }
     if url.parse::<hyper::Uri>().is_err() {
