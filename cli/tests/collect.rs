@@ -13,7 +13,7 @@
 #[path = "../../server/tests/support/mod.rs"]
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -370,6 +370,7 @@ async fn prometheus_evidence_scales_up_survives_an_admission_and_fails_closed() 
     assert_eq!(unit["evidence"]["replicas"]["count"], 3);
     assert_eq!(unit["evidence"]["safety"]["overloaded"], false);
     assert_eq!(unit["evidence"]["capacities"].as_array().unwrap().len(), 3);
+    assert!(served.stored("signal") >= 1 && served.stored("capacity.cpu_milli") >= 1, "counted in /metrics");
 
     // The in-flight count rises: scale_up, and KEDA reports the desired count.
     exporter.set(Some(&exposition(3, &["640"], 0)));
