@@ -43,6 +43,9 @@ use sha2::{Digest, Sha256};
 use crate::units::{UnitError, UnitKey, Units};
 use sources::{Flag, Number, PrometheusQuery, Round, Sources};
 
+/// How many units [`Collector::run`] collects at once.
+pub const CONCURRENT_UNITS: usize = 8;
+
 /// Why a source's read wrote nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
@@ -159,6 +162,9 @@ impl Stats {
 pub struct Collector {
     units: Arc<Units>,
     redis: redis::RedisPool,
+    /// Units collected at once by [`Self::run`]: a round of many units is spread out instead of
+    /// sending every query at the same instant.
+    permits: Arc<tokio::sync::Semaphore>,
     /// When each unit is next due, in milliseconds of the registry's clock.
     due: Mutex<HashMap<UnitKey, i64>>,
 }
@@ -194,11 +200,17 @@ impl Field {
 impl Collector {
     /// A collector storing into `units` (whose folder holds the sources files).
     pub fn new(units: Arc<Units>) -> Self {
-        Self { units, redis: redis::RedisPool::default(), due: Mutex::new(HashMap::new()) }
+        Self {
+            units,
+            redis: redis::RedisPool::default(),
+            permits: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_UNITS)),
+            due: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Collects every unit with sources every `interval` (or its own `interval_s`), forever
-    /// (spawn it on the runtime). Units are collected concurrently; one unit's sources in turn.
+    /// (spawn it on the runtime). Up to [`CONCURRENT_UNITS`] units are collected at once; one
+    /// unit's sources in turn.
     pub async fn run(self: Arc<Self>, interval: Duration) {
         let mut tick = tokio::time::interval(interval.min(Duration::from_secs(1)).max(Duration::from_millis(10)));
         loop {
@@ -216,7 +228,9 @@ impl Collector {
                     due.insert(key.clone(), now.saturating_add(every_ms));
                 }
                 let collector = Arc::clone(&self);
+                let permits = Arc::clone(&self.permits);
                 tokio::spawn(async move {
+                    let Ok(_permit) = permits.acquire_owned().await else { return };
                     let _ = collector.collect(&key).await;
                 });
             }
