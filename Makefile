@@ -101,7 +101,7 @@ bench-service: component
 	$(CARGO) bench --locked -p scale-units-server --bench service
 
 # ---- Kubernetes: units, the admission webhook, the KEDA external scaler, deploy/kubernetes/ -----
-.PHONY: redis-setup prometheus-setup test-keda bench-keda bench-webhook
+.PHONY: redis-setup prometheus-setup test-keda bench-keda bench-webhook bench-collect
 
 ## Debian's redis-server when it is missing: the unit registry's Redis tests start their own on
 ## loopback (server/tests/units_redis.rs).
@@ -116,6 +116,13 @@ prometheus-setup:
 	@command -v prometheus >/dev/null || { \
 	  if [ "$$(id -u)" != 0 ]; then echo "prometheus is missing: apt-get install prometheus (as root)" >&2; exit 1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null; }
+
+## The evidence collectors against a real Prometheus: CPU share, query latency, evidence age,
+## GET and admission latency while collecting (figures go into BENCHMARKS.md).
+bench-collect: component prometheus-setup
+	$(CARGO) build --release --locked -p scale-units-cli
+	python3 benches/collect.py --binary $(or $(CARGO_TARGET_DIR),target)/release/scale-units \
+	  --units $(or $(BENCH_UNITS),200) --seconds $(or $(BENCH_SECONDS),60)
 
 ## Admission reviews over loopback HTTPS under load (figures go into BENCHMARKS.md).
 bench-webhook: component
