@@ -719,7 +719,8 @@ impl Units {
     /// `capacities`, `quotas`, `continuity`, `safety`, `current_replicas` and `last_action_at`,
     /// the time of the workload's last scale action, for the contract's cooldowns). Each
     /// observation is checked by the active policy before anything is stored; it expires at its
-    /// `expires_at`.
+    /// `expires_at`. `current_replicas` expires after the unit's replicas max age, and is not
+    /// stored while it contradicts a count the webhook admitted within the contract's cooldown.
     /// Returns how many observations were written and how many forgotten (`null`).
     ///
     /// # Errors
@@ -816,7 +817,18 @@ impl Units {
             }
         }
         // A pushed count is evidence like any other: it expires after the unit's replicas max age.
-        if let Some(count) = replicas {
+        // A count the webhook admitted overrules a push that contradicts it (as it does the
+        // collectors' reads, [`Self::put_replicas`]): the pusher has not seen the change yet.
+        let admitted = match replicas {
+            Some(_) => {
+                self.store.read(&[format!("{prefix}admitted")], self.now_ms()).await?.into_iter().flatten().next()
+            }
+            None => None,
+        };
+        let admitted = admitted
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .and_then(|value| value.get("count").and_then(Value::as_u64));
+        if let Some(count) = replicas.filter(|count| admitted.is_none_or(|admitted| admitted == *count)) {
             let (value, expires_at_ms) = self.replicas_now(key, count, "push");
             writes.push(Write {
                 key: format!("{prefix}replicas"),
