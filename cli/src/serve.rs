@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use scale_units_host::{ConformanceSuite, Policy, PolicyRegistry, default_cache_dir};
 use scale_units_server::audit::AuditLog;
+use scale_units_server::collect::Collector;
 use scale_units_server::keda::{KedaConfig, KedaScaler};
 use scale_units_server::listen::Limits;
 use scale_units_server::service::{Service, ServiceConfig, termination_signal};
@@ -93,6 +94,14 @@ pub(crate) struct ServeArgs {
     /// Read the Redis URL from FILE (a mounted Secret), else from $SCALE_UNITS_REDIS_URL.
     #[arg(long, value_name = "FILE")]
     redis_url_file: Option<PathBuf>,
+    /// How often each unit's sources file (<namespace>.<name>.sources.yaml|yml|json in --units)
+    /// is collected into evidence, unless it sets interval_s, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 15000)]
+    collect_interval_ms: u64,
+    /// How long a pushed current_replicas, or a count the webhook admitted, stays evidence when
+    /// the unit's sources declare no replicas.max_age_s, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 300)]
+    replicas_max_age_s: u64,
     /// Serve HTTPS (every route) for the admission webhook; needs --units, --tls-cert and --tls-key.
     #[arg(long)]
     webhook: bool,
@@ -166,6 +175,8 @@ struct ServeOptions {
     units_interval: Duration,
     redis: Option<String>,
     state_dir: Option<PathBuf>,
+    collect_interval: Duration,
+    replicas_max_age: Duration,
     webhook: bool,
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
@@ -244,8 +255,10 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         ));
     }
     if let Some(dir) = &options.units {
-        let mut units =
-            Units::builder(Arc::clone(&registry)).contracts_dir(dir).reload_interval(options.units_interval);
+        let mut units = Units::builder(Arc::clone(&registry))
+            .contracts_dir(dir)
+            .reload_interval(options.units_interval)
+            .replicas_max_age(options.replicas_max_age);
         if let Some(url) = &options.redis {
             units = units.redis(url);
         }
@@ -269,6 +282,10 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
                  --redis): every unit's cooldowns count from this start"
             );
         }
+        // Every replica of the service collects every unit with sources: each observation carries
+        // its own expiry, so the writes are idempotent (docs/DECISIONS.md, "Evidence collectors").
+        let collector = Arc::new(Collector::new(Arc::clone(&units)));
+        tokio::spawn(collector.run(options.collect_interval));
         config.units = Some(units);
     }
     if options.state_dir.is_some() && options.units.is_none() {
@@ -438,6 +455,8 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
                 .filter(|url| !url.is_empty()),
         },
         state_dir: args.state_dir,
+        collect_interval: millis(args.collect_interval_ms).max(Duration::from_millis(10)),
+        replicas_max_age: Duration::from_secs(args.replicas_max_age_s.max(1)),
         webhook: args.webhook,
         tls_cert: args.tls_cert,
         tls_key: args.tls_key,

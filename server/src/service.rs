@@ -318,6 +318,7 @@ async fn metrics_text(State(shared): Shared_) -> Response {
              # TYPE scale_units_units_defined_twice gauge\nscale_units_units_defined_twice {}\n",
             units.duplicated().len()
         );
+        units.collect_stats().render(&mut text);
     }
     let mut response = text.into_response();
     response

@@ -43,6 +43,8 @@ use durable::{Known, Ledger, format_ms};
 pub use error::UnitError;
 use store::{Store, Write};
 
+use crate::collect::sources::Sources;
+
 use scale_units_host::{PolicyRegistry, Provenance};
 
 /// The key of a unit: the workload's namespace and name.
@@ -242,13 +244,24 @@ pub struct AdmittedChange<'a> {
 pub struct ReloadReport {
     /// Units whose contract was loaded or replaced.
     pub loaded: Vec<UnitKey>,
-    /// Files refused, with why (the unit keeps its previous contract).
+    /// Files refused, with why (the unit keeps its previous contract or sources).
     pub refused: Vec<(PathBuf, String)>,
     /// Units whose file disappeared.
     pub removed: Vec<UnitKey>,
     /// Units newly found defined by two files or more (`shop.gateway.json` and
     /// `shop.gateway.yml`): neither file is taken, the unit keeps its previous contract.
     pub duplicated: Vec<UnitKey>,
+    /// Units whose sources file (`<namespace>.<name>.sources.yaml|yml|json`) was loaded or replaced.
+    pub sources_loaded: Vec<UnitKey>,
+    /// Units whose sources file disappeared.
+    pub sources_removed: Vec<UnitKey>,
+}
+
+/// A unit's sources, with the file they came from.
+#[derive(Debug)]
+struct LoadedSources {
+    sources: Arc<Sources>,
+    path: PathBuf,
 }
 
 /// A loaded, validated contract.
@@ -261,6 +274,9 @@ struct Contract {
     min_replicas: u64,
     /// `policy.max_replicas` (the admission webhook's recovery toward bounds).
     max_replicas: u64,
+    /// The longer of the policy's cooldowns: how long an admitted count overrules reads that
+    /// contradict it.
+    cooldown_s: u64,
     /// Axes whose capacity observations the evaluator reads (required, demand and engine axes).
     axes: Vec<String>,
     /// The `quota_ref` of each binding.
@@ -299,6 +315,18 @@ struct PolicyOf {
     min_replicas: u64,
     #[serde(default = "one")]
     max_replicas: u64,
+    #[serde(default = "thirty")]
+    scale_up_cooldown_s: u64,
+    #[serde(default = "three_hundred")]
+    scale_down_cooldown_s: u64,
+}
+
+fn thirty() -> u64 {
+    30
+}
+
+fn three_hundred() -> u64 {
+    300
 }
 
 fn one() -> u64 {
@@ -318,6 +346,7 @@ pub struct UnitsBuilder {
     no_prior_actions: bool,
     reload_interval: Duration,
     clock: Clock,
+    replicas_max_age: Duration,
 }
 
 impl fmt::Debug for UnitsBuilder {
@@ -375,6 +404,13 @@ impl UnitsBuilder {
         self
     }
 
+    /// How long a pushed `current_replicas` or a count the webhook admitted stays evidence,
+    /// unless the unit's sources file declares `replicas.max_age_s` (default 300 s; at least 1 s).
+    pub fn replicas_max_age(mut self, max_age: Duration) -> Self {
+        self.replicas_max_age = max_age.max(Duration::from_secs(1));
+        self
+    }
+
     /// Connects to Redis (when set) and loads the contracts folder (when set).
     ///
     /// # Errors
@@ -419,6 +455,9 @@ impl UnitsBuilder {
             stamps: Mutex::new(HashMap::new()),
             duplicated: Mutex::new(BTreeSet::new()),
             clock: self.clock,
+            sources: ArcSwap::from_pointee(BTreeMap::new()),
+            collect_stats: crate::collect::Stats::default(),
+            replicas_max_age: self.replicas_max_age,
         });
         if let Some(dir) = &units.dir {
             std::fs::read_dir(dir).map_err(|error| {
@@ -447,6 +486,10 @@ pub struct Units {
     /// Units defined by more than one file at the last scan.
     duplicated: Mutex<BTreeSet<UnitKey>>,
     clock: Clock,
+    /// Each unit's sources file, for the collectors (`crate::collect`).
+    sources: ArcSwap<BTreeMap<UnitKey, Arc<LoadedSources>>>,
+    collect_stats: crate::collect::Stats,
+    replicas_max_age: Duration,
 }
 
 impl fmt::Debug for Units {
@@ -475,6 +518,7 @@ impl Units {
             no_prior_actions: false,
             reload_interval: Duration::from_secs(2),
             clock: Arc::new(SystemTime::now),
+            replicas_max_age: Duration::from_secs(300),
         }
     }
 
@@ -549,8 +593,18 @@ impl Units {
         // The files of each unit: one is its contract; two (`shop.gateway.json` and
         // `shop.gateway.yml`) define it twice, and neither is taken.
         let mut files: BTreeMap<UnitKey, Vec<PathBuf>> = BTreeMap::new();
+        let mut sources_loaded: Vec<(UnitKey, Arc<LoadedSources>)> = Vec::new();
         for (path, stamp) in &present {
             let file_name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+            if let Some((stem, yaml)) = crate::collect::sources::unit_of_file(file_name) {
+                if previous.get(path) != Some(stamp) {
+                    match load_sources(path, stem, yaml) {
+                        Ok(loaded) => sources_loaded.push(loaded),
+                        Err(reason) => report.refused.push((path.clone(), reason)),
+                    }
+                }
+                continue;
+            }
             match UnitKey::from_file_name(file_name) {
                 Ok(key) => files.entry(key).or_default().push(path.clone()),
                 Err(error) if previous.get(path) != Some(stamp) => {
@@ -621,6 +675,24 @@ impl Units {
         });
         report.loaded = loaded.into_iter().map(|(key, _)| key).collect();
         report.removed = removed;
+        let mut sources_removed = Vec::new();
+        self.sources.rcu(|sources| {
+            let mut sources = BTreeMap::clone(sources);
+            for (key, loaded) in &sources_loaded {
+                sources.insert(key.clone(), Arc::clone(loaded));
+            }
+            sources_removed.clear();
+            sources.retain(|key, loaded| {
+                let kept = present.contains_key(&loaded.path);
+                if !kept {
+                    sources_removed.push(key.clone());
+                }
+                kept
+            });
+            sources
+        });
+        report.sources_loaded = sources_loaded.into_iter().map(|(key, _)| key).collect();
+        report.sources_removed = sources_removed;
         report
     }
 
@@ -628,6 +700,176 @@ impl Units {
     /// previous contract, or has none).
     pub fn duplicated(&self) -> Vec<UnitKey> {
         self.duplicated.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().collect()
+    }
+
+    /// The unit's sources (its `<namespace>.<name>.sources.*` file), when one is loaded.
+    pub fn sources(&self, key: &UnitKey) -> Option<Arc<Sources>> {
+        self.sources.load().get(key).map(|loaded| Arc::clone(&loaded.sources))
+    }
+
+    /// The units with a sources file, in order.
+    pub fn source_keys(&self) -> Vec<UnitKey> {
+        self.sources.load().keys().cloned().collect()
+    }
+
+    /// The collectors' counters (stored and refused observations), for `/metrics`.
+    pub fn collect_stats(&self) -> &crate::collect::Stats {
+        &self.collect_stats
+    }
+
+    /// The registry's clock, in milliseconds since the Unix epoch.
+    pub(crate) fn clock_ms(&self) -> i64 {
+        let now = (self.clock)();
+        match now.duration_since(UNIX_EPOCH) {
+            Ok(elapsed) => i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX),
+            Err(_) => 0,
+        }
+    }
+
+    /// How long a pushed or admitted replica count stays evidence for the unit: its sources'
+    /// `replicas.max_age_s`, else the registry's default.
+    fn replicas_max_age_s(&self, key: &UnitKey) -> u64 {
+        self.sources(key)
+            .and_then(|sources| sources.replicas.as_ref().map(|replicas| replicas.max_age_s))
+            .unwrap_or(self.replicas_max_age.as_secs())
+    }
+
+    /// A replica count observed now, expiring after the unit's replicas max age.
+    fn replicas_now(&self, key: &UnitKey, count: u64, source_ref: &str) -> (Value, i64) {
+        let observed = timestamp((self.clock)());
+        let max_age = i64::try_from(self.replicas_max_age_s(key)).unwrap_or(i64::MAX);
+        let expires = jiff::Timestamp::from_second(observed.as_second().saturating_add(max_age)).unwrap_or(observed);
+        let text = |at: jiff::Timestamp| at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        let value = serde_json::json!({
+            "count": count,
+            "observed_at": text(observed),
+            "expires_at": text(expires),
+            "source_ref": source_ref,
+        });
+        (value, expires.as_millisecond())
+    }
+
+    /// Stores a collected replica count (`{"count", "observed_at", "expires_at", "source_ref",
+    /// …}`) until its `expires_at`, unless the stored count was observed later, or is a count
+    /// the webhook admitted that this one does not confirm (the workload and the metrics lag
+    /// behind an admitted change): returns the count that stands.
+    ///
+    /// # Errors
+    /// [`UnitError::UnknownUnit`] without a contract, [`UnitError::InvalidObservations`] for a
+    /// count above 10 000 or unreadable times, [`UnitError::Store`].
+    pub async fn put_replicas(&self, key: &UnitKey, evidence: Value) -> Result<Value, UnitError> {
+        if !self.contracts.load().contains_key(key) {
+            return Err(UnitError::UnknownUnit(key.clone()));
+        }
+        let invalid = |message: &str| {
+            UnitError::InvalidObservations(EvaluationError::new(
+                ErrorCode::InvalidField,
+                message.to_owned(),
+                "replicas",
+            ))
+        };
+        let time = |value: &Value, field: &str| {
+            value.get(field).and_then(Value::as_str).and_then(|text| text.parse::<jiff::Timestamp>().ok())
+        };
+        if evidence.get("count").and_then(Value::as_u64).is_none_or(|count| count > 10_000) {
+            return Err(invalid("the replica count must be 0..=10000"));
+        }
+        let observed = time(&evidence, "observed_at").ok_or_else(|| invalid("observed_at cannot be read"))?;
+        let expires = time(&evidence, "expires_at").ok_or_else(|| invalid("expires_at cannot be read"))?;
+        let slot = format!("{}replicas", key.store_prefix());
+        let slots = [slot.clone(), format!("{}admitted", key.store_prefix())];
+        let stored = self.store.read(&slots, self.now_ms()).await?;
+        let mut stored = stored.into_iter().map(|text| text.and_then(|text| serde_json::from_str::<Value>(&text).ok()));
+        let (current, admitted) = (stored.next().flatten(), stored.next().flatten());
+        // A count the webhook admitted overrules reads that contradict it for the contract's
+        // cooldown (the workload and its metrics lag behind the change): nothing is stored, and
+        // once the admitted count's own evidence expires there is no count at all.
+        if let Some(admitted) = admitted
+            && admitted.get("count") != evidence.get("count")
+        {
+            return Ok(admitted);
+        }
+        // A count observed later than this one stands.
+        if let Some(current) = current
+            && time(&current, "observed_at").is_some_and(|at| at > observed)
+        {
+            return Ok(current);
+        }
+        let write =
+            Write { key: slot, value: Some(evidence.to_string()), expires_at_ms: Some(expires.as_millisecond()) };
+        self.store.write(vec![write], self.now_ms()).await?;
+        Ok(evidence)
+    }
+
+    /// Records that the webhook admitted `count` replicas now: the unit's count at once
+    /// (observed now, expiring after the unit's replicas max age), and for the longer of the
+    /// contract's cooldowns no collected count that contradicts it is stored
+    /// ([`Self::put_replicas`]), so that no decision, KEDA's included, goes back to the old count.
+    ///
+    /// # Errors
+    /// [`UnitError::Store`] when the store cannot be written.
+    pub async fn record_admitted_count(&self, key: &UnitKey, count: u64) -> Result<(), UnitError> {
+        let (value, expires_at_ms) =
+            self.replicas_now(key, count, &format!("admission:{}/{}", key.namespace, key.name));
+        let cooldown_s = self.contracts.load().get(key).map_or(0, |contract| contract.cooldown_s);
+        let overrules_ms = i64::try_from(cooldown_s.saturating_mul(1000)).unwrap_or(i64::MAX);
+        let writes = vec![
+            Write {
+                key: format!("{}replicas", key.store_prefix()),
+                value: Some(value.to_string()),
+                expires_at_ms: Some(expires_at_ms),
+            },
+            Write {
+                key: format!("{}admitted", key.store_prefix()),
+                value: Some(value.to_string()),
+                expires_at_ms: Some(expires_at_ms.max(self.now_ms().saturating_add(overrules_ms))),
+            },
+        ];
+        self.store.write(writes, self.now_ms()).await
+    }
+
+    /// The unit's stored evidence, each with its age in seconds: `{"replicas", "signal",
+    /// "capacities", "quotas", "continuity", "safety", "last_action_at"}` (`null` or `[]` for
+    /// what is missing or expired).
+    ///
+    /// # Errors
+    /// [`UnitError::UnknownUnit`] without a contract, [`UnitError::Store`].
+    pub async fn evidence(&self, key: &UnitKey) -> Result<Value, UnitError> {
+        let contract = self.contracts.load().get(key).cloned().ok_or_else(|| UnitError::UnknownUnit(key.clone()))?;
+        let prefix = key.store_prefix();
+        let mut keys: Vec<String> = ["replicas", "signal", "continuity", "safety", "last_action"]
+            .iter()
+            .map(|slot| format!("{prefix}{slot}"))
+            .collect();
+        keys.extend(contract.axes.iter().map(|axis| format!("{prefix}capacity:{axis}")));
+        keys.extend(contract.quota_refs.iter().map(|quota| format!("{prefix}quota:{quota}")));
+        let now_ms = self.now_ms();
+        let values = self.store.read(&keys, now_ms).await?;
+        let aged = |text: Option<String>| -> Value {
+            let Some(mut value) = text.and_then(|text| serde_json::from_str::<Value>(&text).ok()) else {
+                return Value::Null;
+            };
+            let observed =
+                value.get("observed_at").and_then(Value::as_str).and_then(|at| at.parse::<jiff::Timestamp>().ok());
+            if let (Some(observed), Some(object)) = (observed, value.as_object_mut()) {
+                object.insert("age_s".to_owned(), Value::from((now_ms - observed.as_millisecond()).div_euclid(1000)));
+            }
+            value
+        };
+        let mut values = values.into_iter();
+        let mut next = || aged(values.next().flatten());
+        let (replicas, signal, continuity, safety, last_action) = (next(), next(), next(), next(), next());
+        let capacities: Vec<Value> = contract.axes.iter().map(|_| next()).filter(|value| !value.is_null()).collect();
+        let quotas: Vec<Value> = contract.quota_refs.iter().map(|_| next()).filter(|value| !value.is_null()).collect();
+        Ok(serde_json::json!({
+            "replicas": replicas,
+            "signal": signal,
+            "capacities": capacities,
+            "quotas": quotas,
+            "continuity": continuity,
+            "safety": safety,
+            "last_action_at": last_action,
+        }))
     }
 
     /// Rescans the contracts folder every reload interval, forever (spawn it on the runtime).
@@ -684,6 +926,7 @@ impl Units {
             contract_id: identity.contract_id,
             min_replicas: shape.policy.min_replicas,
             max_replicas: shape.policy.max_replicas,
+            cooldown_s: shape.policy.scale_up_cooldown_s.max(shape.policy.scale_down_cooldown_s),
             axes,
             quota_refs,
             source,
@@ -696,7 +939,8 @@ impl Units {
     /// a cooldown later, never earlier than a recorded admission or the store's epoch, and `null`
     /// forgets only the collector's own time). Each
     /// observation is checked by the active policy before anything is stored; it expires at its
-    /// `expires_at`.
+    /// `expires_at`. `current_replicas` expires after the unit's replicas max age, and is not
+    /// stored while it contradicts a count the webhook admitted within the contract's cooldown.
     /// Returns how many observations were written and how many forgotten (`null`).
     ///
     /// # Errors
@@ -802,11 +1046,24 @@ impl Units {
                 put(format!("{slot}:{name}"), value)?;
             }
         }
-        if let Some(count) = replicas {
+        // A pushed count is evidence like any other: it expires after the unit's replicas max age.
+        // A count the webhook admitted overrules a push that contradicts it (as it does the
+        // collectors' reads, [`Self::put_replicas`]): the pusher has not seen the change yet.
+        let admitted = match replicas {
+            Some(_) => {
+                self.store.read(&[format!("{prefix}admitted")], self.now_ms()).await?.into_iter().flatten().next()
+            }
+            None => None,
+        };
+        let admitted = admitted
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .and_then(|value| value.get("count").and_then(Value::as_u64));
+        if let Some(count) = replicas.filter(|count| admitted.is_none_or(|admitted| admitted == *count)) {
+            let (value, expires_at_ms) = self.replicas_now(key, count, "push");
             writes.push(Write {
                 key: format!("{prefix}replicas"),
-                value: Some(count.to_string()),
-                expires_at_ms: None,
+                value: Some(value.to_string()),
+                expires_at_ms: Some(expires_at_ms),
             });
         }
         // Checked by the component above as the request's `last_action_at` (a time or null).
@@ -869,7 +1126,8 @@ impl Units {
         let current = match current_replicas {
             Some(count) => count,
             None => replicas
-                .and_then(|text| text.parse::<u64>().ok())
+                .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+                .and_then(|value| value.get("count").and_then(Value::as_u64))
                 .ok_or_else(|| UnitError::UnknownReplicas(key.clone()))?,
         };
         let capacities: Vec<String> = contract.axes.iter().filter_map(|_| next()).collect();
@@ -962,7 +1220,21 @@ fn timestamp(time: SystemTime) -> jiff::Timestamp {
     jiff::Timestamp::from_second(seconds).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
 }
 
+/// Reads a sources file named `<stem>.sources.<extension>`.
+fn load_sources(path: &Path, stem: &str, yaml: bool) -> Result<(UnitKey, Arc<LoadedSources>), String> {
+    let key = UnitKey::from_file_name(&format!("{stem}.json")).map_err(|error| error.to_string())?;
+    let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read: {error}"))?;
+    let sources = Sources::parse(&text, yaml).map_err(|error| format!("sources refused: {error}"))?;
+    Ok((key, Arc::new(LoadedSources { sources: Arc::new(sources), path: path.to_owned() })))
+}
+
 fn log_report(report: &ReloadReport) {
+    for key in &report.sources_loaded {
+        eprintln!("scale-units serve: sources of {key} loaded");
+    }
+    for key in &report.sources_removed {
+        eprintln!("scale-units serve: sources of {key} removed (their file is gone)");
+    }
     for key in &report.loaded {
         eprintln!("scale-units serve: contract of {key} loaded");
     }

@@ -173,10 +173,10 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
     // --dry-run=server`) changes nothing, and a review that did not authenticate could come from
     // anyone who reaches the port.
     let recorded = !options.unauthenticated && !dry_run && !request.dry_run && matches!(outcome, Outcome::Allow { .. });
-    let unrecorded = match changes {
+    let unrecorded = match &changes {
         Some(key) if recorded && replayed.is_none() => {
             let change = admitted_change(&request.uid, facts.change, &outcome);
-            units.record_admission(&key, change).await.err().map(|error| (key, error))
+            units.record_admission(key, change).await.err().map(|error| (key.clone(), error))
         }
         _ => None,
     };
@@ -189,6 +189,20 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
                 let decision_id = decision_id.clone();
                 outcome = Outcome::Deny { message, decision_id };
             }
+        }
+    }
+    // The admitted count is the unit's count at once (observed now, with its max age): KEDA and
+    // the next decision never go back to the old count while the collector catches up. Only from
+    // a review that could record its action (authenticated, no dry run) and still stands.
+    if recorded
+        && matches!(outcome, Outcome::Allow { .. })
+        && let (Some(key), Some((_, new))) = (&changes, facts.change)
+        && let Err(error) = units.record_admitted_count(key, new).await
+    {
+        let message = format!("scale-units: {key}: the admitted replica count cannot be recorded: {error}");
+        eprintln!("{message}");
+        if let Outcome::Allow { warnings, .. } = &mut outcome {
+            warnings.push(message);
         }
     }
     let mut record = AuditRecord::new("admission").decision(facts.decision);

@@ -399,7 +399,8 @@ fn every_scaled_object_asks_the_service_about_a_unit_of_the_config_map() {
     let grpc =
         service.spec.as_ref().unwrap().ports.as_ref().unwrap().iter().find(|port| port.name.as_deref() == Some("grpc"));
     let address = format!("{}.{namespace}.svc:{}", service.metadata.name.as_ref().unwrap(), grpc.unwrap().port);
-    let contracts = config_map.data.as_ref().unwrap();
+    let contracts: std::collections::BTreeMap<String, String> =
+        config_map.data.clone().unwrap().into_iter().filter(|(key, _)| !key.contains(".sources.")).collect();
 
     let scaled_objects = &manifests["ScaledObject"];
     assert_eq!(scaled_objects.len(), contracts.len(), "one ScaledObject per unit");
@@ -434,18 +435,20 @@ fn every_scaled_object_asks_the_service_about_a_unit_of_the_config_map() {
 fn the_config_map_holds_the_example_contracts_and_the_component_accepts_them() {
     let manifests = manifests();
     let config_map: ConfigMap = one(&manifests, "ConfigMap");
-    let contracts = config_map.data.as_ref().unwrap();
+    let data = config_map.data.as_ref().unwrap();
+    let contracts: std::collections::BTreeMap<&String, &String> =
+        data.iter().filter(|(key, _)| !key.contains(".sources.")).collect();
     let examples = [("zentinelle.gateway.json", "api-gateway"), ("media.transcode.json", "media-pool")];
     assert_eq!(contracts.len(), examples.len());
     for (key, example) in examples {
-        assert_eq!(contracts[key], common::example(&format!("{example}/contract.json")), "{key}: byte for byte");
+        assert_eq!(data[key], common::example(&format!("{example}/contract.json")), "{key}: byte for byte");
         UnitKey::from_file_name(key).unwrap();
     }
 
     // Mounted as a folder, the unit registry loads both through the component.
     let dir = std::env::temp_dir().join(format!("scale-units-manifests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (key, text) in contracts {
+    for (key, text) in data {
         std::fs::write(dir.join(key), text).unwrap();
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -454,6 +457,10 @@ fn the_config_map_holds_the_example_contracts_and_the_component_accepts_them() {
     let mut keys: Vec<String> = units.keys().iter().map(ToString::to_string).collect();
     keys.sort();
     assert_eq!(keys, ["media/transcode", "zentinelle/gateway"]);
+    // Each unit's sources file (issue 15) is valid and loaded beside its contract.
+    let mut sourced: Vec<String> = units.source_keys().iter().map(ToString::to_string).collect();
+    sourced.sort();
+    assert_eq!(sourced, keys, "every unit has its sources");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -201,3 +201,42 @@ async fn the_journal_keeps_one_entry_per_decision_bounded_per_unit_and_by_age() 
     assert_eq!(last.admission.unwrap().review_uid, "uid-late");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admitted_count_is_the_count_at_once_and_a_stale_push_cannot_revert_it() {
+    use scale_units_server::units::AdmittedChange;
+
+    let registry = registry();
+    let dir = temp_dir("units-admitted");
+    write_contract(&dir, "shop/gateway", &gateway_contract());
+    let units = units(&registry, &dir).await;
+    let unit = key("shop/gateway");
+    units.put_observations(&unit, &gateway_push(640).to_string()).await.unwrap();
+    let current = |verdict| match verdict {
+        scale_units_server::units::UnitVerdict::Decided { current_replicas, decision } => {
+            (current_replicas, decision.action.as_str().to_owned())
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(current(units.evaluate(&unit, None).await.unwrap()), (3, "scale_up".to_owned()));
+
+    // The webhook admits 3 -> 5: the count is 5 at once (a hold in the cooldown, never 3).
+    let change = AdmittedChange { from: 3, to: 5, decision_id: None, review_uid: "uid-admitted" };
+    units.record_admission(&unit, change).await.unwrap();
+    units.record_admitted_count(&unit, 5).await.unwrap();
+    assert_eq!(current(units.evaluate(&unit, None).await.unwrap()), (5, "hold".to_owned()));
+    let evidence = units.evidence(&unit).await.unwrap();
+    assert_eq!(evidence["replicas"]["source_ref"], "admission:shop/gateway");
+
+    // A collector that has not seen the change pushes 3 again: the admitted count stands; a push
+    // of 5 confirms it.
+    units.put_observations(&unit, &json!({"current_replicas": 3}).to_string()).await.unwrap();
+    assert_eq!(current(units.evaluate(&unit, None).await.unwrap()).0, 5);
+    units.put_observations(&unit, &json!({"current_replicas": 5}).to_string()).await.unwrap();
+    let evidence = units.evidence(&unit).await.unwrap();
+    assert_eq!(
+        (evidence["replicas"]["count"].as_u64(), evidence["replicas"]["source_ref"].as_str()),
+        (Some(5), Some("push"))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -228,3 +228,72 @@ async fn the_webhook_denies_while_redis_is_down_and_after_it_lost_the_evidence()
     served.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `SET`/`DEL` on the test's Redis through the redis crate (the collectors read it the same way).
+async fn redis_command(url: &str, args: &[&str]) {
+    let client = redis::Client::open(url).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let mut command = redis::cmd(args[0]);
+    for arg in &args[1..] {
+        command.arg(*arg);
+    }
+    let _: redis::Value = command.query_async(&mut connection).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_replica_collects_idempotently_and_none_decides_on_expired_evidence() {
+    use scale_units_server::collect::Collector;
+
+    let redis = Redis::start();
+    let registry = registry();
+    let dir = temp_dir("units-redis-collect");
+    write_contract(&dir, "shop/gateway", &gateway_contract());
+    let sources = format!(
+        r#"redis:
+  shared: {{url: "{}"}}
+replicas: {{max_age_s: 60, count: {{redis: {{server: shared, command: HGET, key: "shop:gateway", field: replicas}}}}}}
+signal: {{signal: in_flight, max_age_s: 1, value: {{redis: {{server: shared, command: GET, key: "shop:in_flight"}}}}}}
+capacities:
+  - {{axis: cpu_milli, allocatable: {{static: 64000}}, reserved: {{static: 0}}, used: {{static: 0}}, max_age_s: 600}}
+  - {{axis: memory_mib, allocatable: {{static: 262144}}, reserved: {{static: 0}}, used: {{static: 0}}, max_age_s: 600}}
+  - {{axis: session_slots, allocatable: {{static: 10000}}, reserved: {{static: 0}}, used: {{static: 0}}, max_age_s: 600}}
+"#,
+        redis.url()
+    );
+    std::fs::write(dir.join("shop.gateway.sources.yaml"), sources).unwrap();
+    redis_command(&redis.url(), &["HSET", "shop:gateway", "replicas", "3"]).await;
+    redis_command(&redis.url(), &["SET", "shop:in_flight", "640"]).await;
+    let (a, b) = (replica(&registry, &dir, &redis.url()).await, replica(&registry, &dir, &redis.url()).await);
+    let unit = key("shop/gateway");
+    a.put_observations(&unit, &json!({"safety": safety(false, 600)}).to_string()).await.unwrap();
+
+    // Both replicas collect the same unit (as `serve --redis` does): the second write replaces
+    // the first, and both decide on the same evidence.
+    let (collect_a, collect_b) = (Collector::new(Arc::clone(&a)), Collector::new(Arc::clone(&b)));
+    for collected in [collect_a.collect(&unit).await.unwrap(), collect_b.collect(&unit).await.unwrap()] {
+        assert!(collected.iter().all(|collected| collected.result.is_ok()), "{collected:?}");
+    }
+    for replica in [&a, &b] {
+        let decision = decided(replica.evaluate(&unit, None).await.unwrap());
+        assert_eq!(
+            (decision.action, decision.current_replicas, decision.desired_replicas),
+            (ActionKind::ScaleUp, 3, 5)
+        );
+    }
+
+    // The counter disappears: both collectors refuse (never a zero), and once the last signal's
+    // max_age_s (1 s) has passed, neither replica decides on it.
+    redis_command(&redis.url(), &["DEL", "shop:in_flight"]).await;
+    for collector in [&collect_a, &collect_b] {
+        let collected = collector.collect(&unit).await.unwrap();
+        let signal = collected.iter().find(|collected| collected.source == "signal").unwrap();
+        assert_eq!(signal.result.as_ref().unwrap_err().cause, "missing_key");
+    }
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    for replica in [&a, &b] {
+        let decision = decided(replica.evaluate(&unit, None).await.unwrap());
+        assert_eq!(decision.action, ActionKind::Blocked);
+        assert!(decision.reasons.iter().any(|reason| reason.as_str() == "signal_missing"), "{:?}", decision.reasons);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `PUT /v1/units/{namespace}/{name}/observations` | stores a collector's observations (bearer token when one is configured) |
 //! | `GET /v1/units` | the units with a contract |
-//! | `GET /v1/units/{namespace}/{name}` | the unit's decision now, at the collector's last replica count (`?replicas=N` for another), the time its cooldowns count from (`last_action`, with its `source`) and its journal of accepted decisions |
+//! | `GET /v1/units/{namespace}/{name}` | the unit's decision now, at the collector's last replica count (`?replicas=N` for another), the stored evidence with its age (`age_s`) and `source_ref`, the time its cooldowns count from (`last_action`, with its `source`) and its journal of accepted decisions |
 //! | `POST /v1/admission` | the admission webhook (`AdmissionReview` in, `AdmissionReview` out; always 200); a review without the webhook's client certificate or the token, when either is configured, is judged but recorded nowhere and answered without details |
 
 use std::sync::Arc;
@@ -135,12 +135,14 @@ async fn decision(
         },
         Err(_) => Vec::new(),
     };
+    // The stored evidence, each with its age and source (null when it cannot be read).
+    let evidence = units.evidence(&key).await.unwrap_or_default();
     match decided {
         Ok(decided) => match (decided.verdict, decided.decision_json, decided.provenance) {
             (UnitVerdict::Decided { .. }, Some(decision), Some(provenance)) => json_response(
                 StatusCode::OK,
                 format!(
-                    "{{\"unit\":{},\"decision\":{decision},\"policy\":{},\"last_action\":{},\"journal\":{}}}",
+                    "{{\"unit\":{},\"decision\":{decision},\"policy\":{},\"last_action\":{},\"journal\":{},\"evidence\":{evidence}}}",
                     json!(key.to_string()),
                     json!({"digest": provenance.component_digest, "evaluator_version": provenance.evaluator_version}),
                     decided.last_action.as_ref().map_or(serde_json::Value::Null, crate::units::LastAction::to_json),
