@@ -72,9 +72,10 @@ test-server: component redis-setup
 
 ## The `scale-units` command: every subcommand, every example and vector, bad input, and the real
 ## binary serving (drain on SIGTERM, KEDA beside HTTP and over mutual TLS, a full disk, the
-## webhook's break glass and recovery, the audit log, the listeners' limits). The image's own test
-## is `make test-image` (it needs the release musl build and root).
-test-cli: component
+## webhook's break glass and recovery, the audit log, the listeners' limits, the state that
+## survives kill -9 and a Redis that lost its data, evidence collected from a real Prometheus and Redis). The image's own test is `make test-image`
+## (it needs the release musl build and root).
+test-cli: component redis-setup prometheus-setup
 	$(CARGO) test --locked -p scale-units-cli
 
 ## Evaluate the API gateway example through the component, explained in plain words.
@@ -101,14 +102,28 @@ bench-service: component
 	$(CARGO) bench --locked -p scale-units-server --bench service
 
 # ---- Kubernetes: units, the admission webhook, the KEDA external scaler, deploy/kubernetes/ -----
-.PHONY: redis-setup test-keda bench-keda bench-webhook
+.PHONY: redis-setup prometheus-setup test-keda bench-keda bench-webhook bench-collect
 
 ## Debian's redis-server when it is missing: the unit registry's Redis tests start their own on
-## loopback (server/tests/units_redis.rs).
+## loopback (server/tests/units_redis.rs, cli/tests/serve_state.rs).
 redis-setup:
 	@command -v redis-server >/dev/null || { \
 	  if [ "$$(id -u)" != 0 ]; then echo "redis-server is missing: apt-get install redis-server (as root)" >&2; exit 1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+
+## Debian's prometheus when it is missing: the evidence collectors' tests start their own on
+## loopback, scraping an exporter the test serves (cli/tests/collect.rs).
+prometheus-setup:
+	@command -v prometheus >/dev/null || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "prometheus is missing: apt-get install prometheus (as root)" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null; }
+
+## The evidence collectors against a real Prometheus: CPU share, query latency, evidence age,
+## GET and admission latency while collecting (figures go into BENCHMARKS.md).
+bench-collect: component prometheus-setup
+	$(CARGO) build --release --locked -p scale-units-cli
+	python3 benches/collect.py --binary $(or $(CARGO_TARGET_DIR),target)/release/scale-units \
+	  --units $(or $(BENCH_UNITS),200) --seconds $(or $(BENCH_SECONDS),60)
 
 ## Admission reviews over loopback HTTPS under load (figures go into BENCHMARKS.md).
 bench-webhook: component

@@ -13,6 +13,7 @@ macro_rules! out {
     }};
 }
 
+mod collect;
 mod conformance;
 mod input;
 mod inspect;
@@ -106,6 +107,9 @@ enum Command {
     /// The decision service over HTTP, with the unit registry, the admission webhook and the KEDA
     /// external scaler.
     Serve(Box<serve::ServeArgs>),
+    /// Read each unit's sources file once (Prometheus, Redis, static) and print every source's
+    /// result or refusal and the decision the evidence leads to.
+    Collect(Box<collect::CollectArgs>),
     /// Print a completion script for a shell.
     Completions {
         /// The shell.
@@ -299,6 +303,7 @@ fn main() -> ExitCode {
         Command::Init(args) => surface::init(*args),
         Command::Profile(args) => surface::profile(args),
         Command::Serve(args) => serve::run(*args),
+        Command::Collect(args) => collect::run(*args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "scale-units", &mut std::io::stdout());
             Ok(0)

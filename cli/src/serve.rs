@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use scale_units_host::{ConformanceSuite, Policy, PolicyRegistry, default_cache_dir};
 use scale_units_server::audit::AuditLog;
+use scale_units_server::collect::Collector;
 use scale_units_server::keda::{KedaConfig, KedaScaler};
 use scale_units_server::listen::Limits;
 use scale_units_server::service::{Service, ServiceConfig, termination_signal};
@@ -17,7 +18,8 @@ use scale_units_server::webhook::tls::TlsFiles;
 use crate::Failure;
 
 const AFTER_HELP: &str = "\
-A listener outside loopback needs a token, and then evaluation needs it too. \
+A listener outside loopback needs a token, and then evaluation needs it too; a KEDA listener \
+outside loopback needs TLS with a client CA. \
 Prints `listening on ADDR` on stdout once it accepts connections (and `keda external scaler \
 listening on ADDR` before it, with --keda-listen); then, unless --audit-log names a file, one \
 JSON line per decision served (the decision audit log).";
@@ -67,6 +69,9 @@ pub(crate) struct ServeArgs {
     /// Compile components instead of using the precompiled cache.
     #[arg(long)]
     no_cache: bool,
+    /// Policies kept staged at most (at least 2); a new one evicts the oldest not in use.
+    #[arg(long, value_name = "N", default_value_t = scale_units_host::registry::DEFAULT_MAX_STAGED)]
+    max_staged: usize,
     /// Scale-unit contracts by unit, <namespace>.<name>.json|yaml|yml (a mounted ConfigMap),
     /// reloaded on change; enables PUT /v1/units/{ns}/{name}/observations, GET
     /// /v1/units[/{ns}/{name}] and POST /v1/admission.
@@ -76,9 +81,27 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = 2000)]
     units_interval_ms: u64,
     /// Keep observations in Redis (redis://host:port/db), shared by every replica (default: in
-    /// this process).
-    #[arg(long, value_name = "URL")]
+    /// this process). Visible in `ps` and the Pod spec: give a URL with a password through
+    /// --redis-url-file or $SCALE_UNITS_REDIS_URL instead.
+    #[arg(long, value_name = "URL", conflicts_with = "redis_url_file")]
     redis: Option<String>,
+    /// Keep each unit's last admitted scale action and the journal of accepted decisions in a
+    /// redb database in DIR (a volume), written to disk before an admission is answered. Without
+    /// it or --redis they live in this process, and after a restart every unit's cooldowns count
+    /// from the start.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["redis", "redis_url_file"])]
+    state_dir: Option<PathBuf>,
+    /// Read the Redis URL from FILE (a mounted Secret), else from $SCALE_UNITS_REDIS_URL.
+    #[arg(long, value_name = "FILE")]
+    redis_url_file: Option<PathBuf>,
+    /// How often each unit's sources file (<namespace>.<name>.sources.yaml|yml|json in --units)
+    /// is collected into evidence, unless it sets interval_s, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 15000)]
+    collect_interval_ms: u64,
+    /// How long a pushed current_replicas, or a count the webhook admitted, stays evidence when
+    /// the unit's sources declare no replicas.max_age_s, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 300)]
+    replicas_max_age_s: u64,
     /// Serve HTTPS (every route) for the admission webhook; needs --units, --tls-cert and --tls-key.
     #[arg(long)]
     webhook: bool,
@@ -88,9 +111,15 @@ pub(crate) struct ServeArgs {
     /// PEM private key, reloaded when it changes.
     #[arg(long, value_name = "FILE")]
     tls_key: Option<PathBuf>,
-    /// The webhook answers allowed, with the would-be denial as a warning.
+    /// The webhook answers allowed, with the would-be denial as a warning (and records no scale
+    /// action for the cooldowns).
     #[arg(long)]
     webhook_dry_run: bool,
+    /// Admission reviews authenticate with a client certificate signed by a CA of this PEM file
+    /// (the API server's, from its webhook kubeconfig); other routes (probes) need none. Without
+    /// it, reviews need the bearer token when one is configured.
+    #[arg(long, value_name = "FILE")]
+    webhook_client_ca: Option<PathBuf>,
     /// Also serve KEDA's external scaler (gRPC) on ADDR; needs --units; drains with the service.
     #[arg(long, value_name = "ADDR")]
     keda_listen: Option<SocketAddr>,
@@ -140,13 +169,18 @@ struct ServeOptions {
     token: Option<String>,
     conformance: Option<PathBuf>,
     no_cache: bool,
+    max_staged: usize,
     config: ServiceConfig,
     units: Option<PathBuf>,
     units_interval: Duration,
     redis: Option<String>,
+    state_dir: Option<PathBuf>,
+    collect_interval: Duration,
+    replicas_max_age: Duration,
     webhook: bool,
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
+    webhook_client_ca: Option<PathBuf>,
     keda_listen: Option<SocketAddr>,
     keda_stream_interval: Duration,
     keda_tls: Option<TlsFiles>,
@@ -184,7 +218,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     {
         policy_builder = policy_builder.cache_dir(dir);
     }
-    let registry = Arc::new(builder.policy_builder(policy_builder).build());
+    let registry = Arc::new(builder.policy_builder(policy_builder).max_staged(options.max_staged).build());
 
     let source = crate::ComponentSource::resolve(options.policy.as_deref())?;
     let staging = Arc::clone(&registry);
@@ -215,20 +249,47 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     audit.summary_interval = options.audit_summary;
     let audit = Arc::new(audit);
     config.audit = Some(Arc::clone(&audit));
+    if options.state_dir.is_some() && options.redis.is_some() {
+        return Err(Failure::Usage(
+            "--state-dir and a Redis URL ($SCALE_UNITS_REDIS_URL) exclude each other".to_owned(),
+        ));
+    }
     if let Some(dir) = &options.units {
-        let mut units =
-            Units::builder(Arc::clone(&registry)).contracts_dir(dir).reload_interval(options.units_interval);
+        let mut units = Units::builder(Arc::clone(&registry))
+            .contracts_dir(dir)
+            .reload_interval(options.units_interval)
+            .replicas_max_age(options.replicas_max_age);
         if let Some(url) = &options.redis {
             units = units.redis(url);
         }
+        if let Some(state) = &options.state_dir {
+            units = units.state_dir(state);
+        }
         let units = units.build().await.map_err(|error| Failure::Host(error.to_string()))?;
         eprintln!(
-            "scale-units serve: {} unit contract(s) from {}, observations in {}",
+            "scale-units serve: {} unit contract(s) from {}, observations in {}, admitted scale actions in {}",
             units.keys().len(),
             dir.display(),
-            units.store_kind()
+            units.store_kind(),
+            match &options.state_dir {
+                Some(state) => format!("{} ({})", units.state_kind(), state.display()),
+                None => units.state_kind().to_owned(),
+            }
         );
+        if units.state_kind() == "memory" {
+            eprintln!(
+                "scale-units serve: admitted scale actions are not kept across restarts (no --state-dir or \
+                 --redis): every unit's cooldowns count from this start"
+            );
+        }
+        // Every replica of the service collects every unit with sources: each observation carries
+        // its own expiry, so the writes are idempotent (docs/DECISIONS.md, "Evidence collectors").
+        let collector = Arc::new(Collector::new(Arc::clone(&units)));
+        tokio::spawn(collector.run(options.collect_interval));
         config.units = Some(units);
+    }
+    if options.state_dir.is_some() && options.units.is_none() {
+        return Err(Failure::Usage("--state-dir needs --units".to_owned()));
     }
     if options.webhook {
         let (Some(cert), Some(key)) = (&options.tls_cert, &options.tls_key) else {
@@ -237,7 +298,13 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         if options.units.is_none() {
             return Err(Failure::Usage("--webhook needs --units".to_owned()));
         }
-        config.tls = Some(TlsFiles::new(cert, key));
+        let files = TlsFiles::new(cert, key);
+        config.tls = Some(match &options.webhook_client_ca {
+            Some(ca) => files.client_ca(ca).client_certificate_optional(),
+            None => files,
+        });
+    } else if options.webhook_client_ca.is_some() {
+        return Err(Failure::Usage("--webhook-client-ca needs --webhook".to_owned()));
     }
 
     if options.keda_tls.is_some() && options.keda_listen.is_none() {
@@ -247,6 +314,13 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         (None, _) => None,
         (Some(_), None) => return Err(Failure::Usage("--keda-listen needs --units".to_owned())),
         (Some(address), Some(units)) => {
+            // The HTTP rule, for gRPC: outside loopback only a caller with KEDA's client
+            // certificate may read any unit's metric.
+            if !address.ip().is_loopback() && options.keda_tls.as_ref().is_none_or(|tls| tls.client_ca.is_none()) {
+                return Err(Failure::Usage(format!(
+                    "--keda-listen {address} is not loopback: give --keda-tls-cert, --keda-tls-key and --keda-client-ca"
+                )));
+            }
             let listener = tokio::net::TcpListener::bind(address)
                 .await
                 .map_err(|error| Failure::Host(format!("cannot listen on {address}: {error}")))?;
@@ -321,7 +395,11 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
                 std::fs::read_to_string(file).map_err(|error| format!("cannot read {}: {error}", file.display()))?;
             Some(token.trim().to_owned()).filter(|token| !token.is_empty())
         }
-        None => std::env::var("SCALE_UNITS_TOKEN").ok().filter(|token| !token.is_empty()),
+        // Trimmed as the file's is (and as a presented token is): `"token\n"` from a Secret works.
+        None => std::env::var("SCALE_UNITS_TOKEN")
+            .ok()
+            .map(|token| token.trim().to_owned())
+            .filter(|token| !token.is_empty()),
     };
     let defaults = ServiceConfig::default();
     let config = ServiceConfig {
@@ -360,13 +438,29 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         token,
         conformance: args.conformance,
         no_cache: args.no_cache,
+        max_staged: args.max_staged,
         config,
         units: args.units,
         units_interval: millis(args.units_interval_ms).max(Duration::from_millis(10)),
-        redis: args.redis,
+        redis: match (args.redis, &args.redis_url_file) {
+            (Some(url), _) => Some(url),
+            (None, Some(file)) => {
+                let url = std::fs::read_to_string(file)
+                    .map_err(|error| format!("cannot read the Redis URL from {}: {error}", file.display()))?;
+                Some(url.trim().to_owned()).filter(|url| !url.is_empty())
+            }
+            (None, None) => std::env::var("SCALE_UNITS_REDIS_URL")
+                .ok()
+                .map(|url| url.trim().to_owned())
+                .filter(|url| !url.is_empty()),
+        },
+        state_dir: args.state_dir,
+        collect_interval: millis(args.collect_interval_ms).max(Duration::from_millis(10)),
+        replicas_max_age: Duration::from_secs(args.replicas_max_age_s.max(1)),
         webhook: args.webhook,
         tls_cert: args.tls_cert,
         tls_key: args.tls_key,
+        webhook_client_ca: args.webhook_client_ca,
         keda_listen: args.keda_listen,
         keda_stream_interval: millis(args.keda_stream_interval_ms).max(Duration::from_millis(10)),
         keda_tls,

@@ -6,7 +6,13 @@
 //! again: the artifact belongs to exactly these component bytes and was not truncated or swapped.
 //! Those checks catch corruption and mix-ups, not a forger: whoever can write the cache directory
 //! can run code in the host, so it is created private (0700), and an entry is used only while
-//! it and its directory belong to this user and are writable by no one else.
+//! it and its directory belong to this process's effective user (`geteuid`) and are writable by
+//! no one else. The entry is opened once (`O_NOFOLLOW`), checked on that descriptor and
+//! deserialized from the bytes read through it.
+//!
+//! Without a writable cache directory (a read-only root file system and no volume for the
+//! cache) nothing is stored: each start compiles again, and the load says why
+//! ([`CacheStatus::NotStored`]).
 
 use std::fs;
 use std::hash::{Hash, Hasher};
@@ -46,11 +52,15 @@ pub(crate) fn path(dir: &Path, component_sha: &[u8; 32], engine: &Engine) -> Pat
 
 /// Loads the cached compilation of the component whose sha256 is `component_sha`, or `None`
 /// when there is none or it fails a check (then the caller compiles again and overwrites it).
+///
+/// The entry is opened once, without following a symlink and without blocking on a FIFO; its
+/// owner, mode and type are read from that open descriptor, and the bytes deserialized are the
+/// ones read from it: a file swapped in after the checks is never the one used.
 pub(crate) fn load(file: &Path, component_sha: &[u8; 32], engine: &Engine) -> Option<Component> {
-    if !private(file) || !file.parent().is_some_and(private) {
+    if !file.parent().is_some_and(|dir| fs::metadata(dir).is_ok_and(|meta| private(&meta))) {
         return None;
     }
-    let bytes = fs::read(file).ok()?;
+    let bytes = read_private(file)?;
     let (header, payload) = bytes.split_at_checked(HEADER_LEN)?;
     let (magic, hashes) = header.split_at(MAGIC.len());
     let (recorded_component, recorded_payload) = hashes.split_at(32);
@@ -59,13 +69,36 @@ pub(crate) fn load(file: &Path, component_sha: &[u8; 32], engine: &Engine) -> Op
     }
     // INVARIANT: `payload` is the output of `Component::serialize` for exactly the component
     // whose sha256 is `component_sha` (checked above against the header, and the header's
-    // payload hash against the payload), written by this host into a directory that only its
-    // user can write (checked above), and read back under a file name that includes this
-    // engine's compatibility hash (wasmtime also refuses an artifact from an incompatible engine
-    // configuration).
+    // payload hash against the payload), read from a regular file (never through a symlink) that
+    // this host's effective user owns and no one else can write, in a directory that only that
+    // user can write (both checked above, the file on the descriptor the bytes came from), under
+    // a file name that includes this engine's compatibility hash (wasmtime also refuses an
+    // artifact from an incompatible engine configuration).
     #[expect(unsafe_code, reason = "deserializing a precompiled component; see the INVARIANT above")]
     let component = unsafe { Component::deserialize(engine, payload) };
     component.ok()
+}
+
+/// The bytes of `file` when it is a regular file, not a symlink, owned by this process's
+/// effective user and writable by no one else, all read from one open descriptor.
+#[cfg(unix)]
+fn read_private(file: &Path) -> Option<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut opened =
+        fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(file).ok()?;
+    let meta = opened.metadata().ok()?;
+    if !meta.is_file() || !private(&meta) {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    opened.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+#[cfg(not(unix))]
+fn read_private(file: &Path) -> Option<Vec<u8>> {
+    fs::read(file).ok()
 }
 
 /// What the precompiled cache did when a component was loaded.
@@ -122,7 +155,12 @@ pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component
     static STORES: AtomicU64 = AtomicU64::new(0);
     let call = STORES.fetch_add(1, Ordering::Relaxed);
     let temporary = file.with_extension(format!("tmp-{}-{call}", std::process::id()));
-    let written = fs::File::create(&temporary).and_then(|mut out| {
+    // A new file (O_EXCL: never through a planted symlink, never over another file), private.
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options.open(&temporary).and_then(|mut out| {
         out.write_all(MAGIC)?;
         out.write_all(component_sha)?;
         out.write_all(&Sha256::digest(&payload))?;
@@ -139,35 +177,28 @@ pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component
     }
 }
 
-/// Whether only this user can write `path`: owned by the current user and not writable by group
-/// or others (Unix). Elsewhere, the directory's access control is the operator's concern.
-fn private(path: &Path) -> bool {
+/// Whether only this process's effective user can write what `meta` describes: owned by it and
+/// not writable by group or others (Unix). Elsewhere, the directory's access control is the
+/// operator's concern.
+fn private(meta: &fs::Metadata) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        // `fs::metadata` follows symlinks: a link is judged by what it points to.
-        fs::metadata(path).is_ok_and(|meta| meta.mode() & 0o022 == 0 && meta.uid() == current_uid())
+        meta.mode() & 0o022 == 0 && meta.uid() == effective_uid()
     }
     #[cfg(not(unix))]
     {
-        let _ = path;
+        let _ = meta;
         true
     }
 }
 
-/// The current user's id, read from a file this process just created (no `libc` call needed).
+/// This process's effective user id, from the kernel.
 #[cfg(unix)]
-fn current_uid() -> u32 {
-    use std::os::unix::fs::MetadataExt;
-    static UID: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    let uid = UID.get_or_init(|| {
-        let probe = std::env::temp_dir().join(format!("scale-units-uid-{}", std::process::id()));
-        let uid = fs::File::create(&probe).and_then(|file| file.metadata()).map(|meta| meta.uid()).ok();
-        let _ = fs::remove_file(&probe);
-        uid
-    });
-    // No id: nothing is trusted (u32::MAX owns no cache file).
-    uid.unwrap_or(u32::MAX)
+#[expect(unsafe_code, reason = "a call to geteuid(2); see the INVARIANT inside")]
+fn effective_uid() -> u32 {
+    // INVARIANT: geteuid(2) takes no argument, touches no memory and always succeeds.
+    unsafe { libc::geteuid() }
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

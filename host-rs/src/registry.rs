@@ -225,6 +225,14 @@ pub enum HistoryEvent {
         /// The policy.
         digest: Option<String>,
     },
+    /// A staged policy was dropped: by an operator ([`PolicyRegistry::unstage`]) or evicted, the
+    /// oldest unused one, to make room under [`RegistryBuilder::max_staged`].
+    Unstaged {
+        /// Its digest.
+        digest: String,
+        /// Whether it was evicted to make room.
+        evicted: bool,
+    },
 }
 
 /// A [`HistoryEvent`] and when it happened.
@@ -244,6 +252,7 @@ pub struct RegistryBuilder {
     suite: Option<ConformanceSuite>,
     divergence_limit: usize,
     history_limit: usize,
+    max_staged: usize,
 }
 
 impl Default for RegistryBuilder {
@@ -254,9 +263,13 @@ impl Default for RegistryBuilder {
             suite: None,
             divergence_limit: 1000,
             history_limit: 10_000,
+            max_staged: DEFAULT_MAX_STAGED,
         }
     }
 }
+
+/// How many policies stay staged by default (each holds its compiled code, a few MB).
+pub const DEFAULT_MAX_STAGED: usize = 16;
 
 impl RegistryBuilder {
     /// How each candidate is loaded (cache, fuel, memory, instances). An expected digest set
@@ -292,6 +305,14 @@ impl RegistryBuilder {
         self
     }
 
+    /// How many policies stay staged at most (default [`DEFAULT_MAX_STAGED`], at least 2): a new
+    /// one evicts the oldest that is not active, the rollback target, shadowed or pinned, and is
+    /// refused ([`RegistryError::StagedFull`]) when every one is in use.
+    pub fn max_staged(mut self, limit: usize) -> Self {
+        self.max_staged = limit.max(2);
+        self
+    }
+
     /// How many shadow divergences are kept (the oldest are dropped; all are counted).
     pub fn divergence_limit(mut self, limit: usize) -> Self {
         self.divergence_limit = limit;
@@ -306,6 +327,7 @@ impl RegistryBuilder {
             suite: self.suite.unwrap_or_else(ConformanceSuite::embedded),
             divergence_limit: self.divergence_limit,
             history_limit: self.history_limit,
+            max_staged: self.max_staged,
             staged: RwLock::new(BTreeMap::new()),
             active: ArcSwapOption::empty(),
             shadow: ArcSwapOption::empty(),
@@ -339,6 +361,7 @@ pub struct PolicyRegistry {
     suite: ConformanceSuite,
     divergence_limit: usize,
     history_limit: usize,
+    max_staged: usize,
     staged: RwLock<BTreeMap<String, Arc<Entry>>>,
     active: ArcSwapOption<ActivePolicy>,
     shadow: ArcSwapOption<Entry>,
@@ -392,19 +415,32 @@ impl PolicyRegistry {
     }
 
     /// Stages the component at `path`, with the signature in `<path>.sig` (hex) when that file
-    /// exists.
+    /// exists; at most [`MAX_COMPONENT_FILE_BYTES`] are read (see [`Self::stage_file_within`]).
     ///
     /// # Errors
-    /// [`RegistryError::Host`] with [`HostError::Io`] when a file cannot be read, and every error of
-    /// [`Self::stage`].
+    /// As [`Self::stage_file_within`].
     pub fn stage_file(&self, path: impl AsRef<Path>) -> Result<StagedPolicy, RegistryError> {
+        self.stage_file_within(path, MAX_COMPONENT_FILE_BYTES)
+    }
+
+    /// Stages the component at `path`, with the signature in `<path>.sig` (hex) when that file
+    /// exists. Both must be regular files (a symlink to one is followed): a FIFO, a device or a
+    /// folder is refused without blocking, and a component larger than `max_bytes` is refused
+    /// without being read whole.
+    ///
+    /// # Errors
+    /// [`RegistryError::Host`] with [`HostError::Io`] when a file cannot be read, is not a regular
+    /// file or is too large, and every error of [`Self::stage`].
+    pub fn stage_file_within(&self, path: impl AsRef<Path>, max_bytes: u64) -> Result<StagedPolicy, RegistryError> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| HostError::Io { path: path.to_owned(), source })?;
+        let bytes = read_regular(path, max_bytes).map_err(|source| HostError::Io { path: path.to_owned(), source })?;
         let mut signature_path = path.as_os_str().to_owned();
         signature_path.push(".sig");
         let signature_path = std::path::PathBuf::from(signature_path);
         let mut candidate = Candidate::new(&bytes).source(path.display().to_string());
-        match std::fs::read_to_string(&signature_path) {
+        match read_regular(&signature_path, MAX_SIGNATURE_FILE_BYTES)
+            .and_then(|bytes| String::from_utf8(bytes).map_err(std::io::Error::other))
+        {
             Ok(text) => {
                 let Some(signature) = decode_hex(text.trim()) else {
                     let digest = digest_of(&bytes);
@@ -441,6 +477,11 @@ impl PolicyRegistry {
         if self.suite.is_empty() {
             return Err(RegistryError::NoConformanceVectors);
         }
+        // Cheap before costly: no room, no compilation.
+        let rollback_target = self.control().previous.last().cloned();
+        if self.evictable(rollback_target.as_deref()).is_err() {
+            return Err(RegistryError::StagedFull { limit: self.max_staged });
+        }
         let started = Instant::now();
         let policy = self.policy.clone().load(candidate.bytes)?;
         let load_micros = micros(started);
@@ -467,8 +508,71 @@ impl PolicyRegistry {
             cache: policy.cache_status().clone(),
         };
         let entry = Arc::new(Entry { policy: Arc::new(policy), staged: staged.clone() });
-        self.staged.write().unwrap_or_else(PoisonError::into_inner).entry(digest.to_owned()).or_insert(entry);
+        let control = self.control();
+        let evicted = match self.evictable(control.previous.last().map(String::as_str)) {
+            Ok(evicted) => evicted,
+            Err(()) => return Err(RegistryError::StagedFull { limit: self.max_staged }),
+        };
+        let mut entries = self.staged.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(evicted) = &evicted {
+            entries.remove(evicted);
+        }
+        entries.entry(digest.to_owned()).or_insert(entry);
+        drop(entries);
+        drop(control);
+        if let Some(evicted) = evicted {
+            self.record(HistoryEvent::Unstaged { digest: evicted, evicted: true });
+        }
         Ok(staged)
+    }
+
+    /// What makes room for one more staged policy: `Ok(None)` when there is room, `Ok(Some)` the
+    /// oldest staged policy not in use, `Err` when every one is in use.
+    fn evictable(&self, rollback_target: Option<&str>) -> Result<Option<String>, ()> {
+        let entries = self.staged.read().unwrap_or_else(PoisonError::into_inner);
+        if entries.len() < self.max_staged {
+            return Ok(None);
+        }
+        entries
+            .values()
+            .filter(|entry| self.in_use(&entry.staged.digest, rollback_target).is_none())
+            .min_by_key(|entry| entry.staged.staged_at_ms)
+            .map(|entry| Some(entry.staged.digest.clone()))
+            .ok_or(())
+    }
+
+    /// Why the staged policy `digest` must stay, if it must.
+    fn in_use(&self, digest: &str, rollback_target: Option<&str>) -> Option<&'static str> {
+        if self.active.load().as_ref().is_some_and(|active| active.policy.digest() == digest) {
+            return Some("active");
+        }
+        if self.shadow.load().as_ref().is_some_and(|entry| entry.staged.digest == digest) {
+            return Some("shadowed");
+        }
+        if self.pins.load().values().any(|entry| entry.staged.digest == digest) {
+            return Some("pinned");
+        }
+        (rollback_target == Some(digest)).then_some("the rollback target")
+    }
+
+    /// Drops the staged policy `digest` (`DELETE /v1/policies/{digest}`).
+    ///
+    /// # Errors
+    /// [`RegistryError::UnknownPolicy`]; [`RegistryError::PolicyInUse`] when it is active, the
+    /// rollback target, shadowed or pinned.
+    pub fn unstage(&self, digest: &str) -> Result<(), RegistryError> {
+        // Under the control lock: no activation or pin can take it meanwhile.
+        let control = self.control();
+        if let Some(why) = self.in_use(digest, control.previous.last().map(String::as_str)) {
+            return Err(RegistryError::PolicyInUse { digest: digest.to_owned(), why });
+        }
+        let removed = self.staged.write().unwrap_or_else(PoisonError::into_inner).remove(digest);
+        drop(control);
+        if removed.is_none() {
+            return Err(RegistryError::UnknownPolicy { digest: digest.to_owned() });
+        }
+        self.record(HistoryEvent::Unstaged { digest: digest.to_owned(), evicted: false });
+        Ok(())
     }
 
     /// `Ok(true)` when a signature was verified, `Ok(false)` when none is required.
@@ -548,8 +652,13 @@ impl PolicyRegistry {
     /// (`None` unpins: the unit follows the active policy again).
     ///
     /// # Errors
-    /// [`RegistryError::UnknownPolicy`].
+    /// [`RegistryError::UnknownPolicy`]; [`RegistryError::InvalidUnitRef`] unless `unit_ref` has a
+    /// reference's form (SPEC §3: 1 to 256 bytes of `[A-Za-z0-9._:/@+-]`, starting with a letter
+    /// or digit): a pin for anything else could never match a valid request.
     pub fn pin(&self, unit_ref: &str, digest: Option<&str>) -> Result<(), RegistryError> {
+        if !is_unit_ref(unit_ref) {
+            return Err(RegistryError::InvalidUnitRef { length: unit_ref.len() });
+        }
         let entry = digest.map(|digest| self.staged_entry(digest)).transpose()?;
         let control = self.control();
         let mut pins = BTreeMap::clone(&self.pins.load());
@@ -763,3 +872,46 @@ const _: () = {
     const fn shareable<T: Send + Sync>() {}
     shareable::<PolicyRegistry>();
 };
+
+/// The largest component [`PolicyRegistry::stage_file`] reads: 32 MiB, the service's upload limit.
+pub const MAX_COMPONENT_FILE_BYTES: u64 = 32 << 20;
+
+/// The largest signature file read (an ed25519 signature is 128 hex digits).
+const MAX_SIGNATURE_FILE_BYTES: u64 = 4096;
+
+/// The bytes of `path` when it is a regular file of at most `limit` bytes. It is opened without
+/// blocking (a FIFO never stalls the caller), its type and size are read from the open
+/// descriptor, and no more than `limit` bytes are ever read (a file that grows meanwhile is
+/// refused).
+fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let too_large = || std::io::Error::new(std::io::ErrorKind::FileTooLarge, format!("larger than {limit} bytes"));
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// Whether `text` has the form of a SPEC §3 reference: 1 to 256 bytes, a letter or digit, then
+/// letters, digits and `._:/@+-`. (The evaluator also refuses credential words; a pin only has to
+/// be bounded and able to match.)
+fn is_unit_ref(text: &str) -> bool {
+    let mut bytes = text.bytes();
+    text.len() <= 256
+        && bytes.next().is_some_and(|first| first.is_ascii_alphanumeric())
+        && bytes.all(|byte| byte.is_ascii_alphanumeric() || b"._:/@+-".contains(&byte))
+}

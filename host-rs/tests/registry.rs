@@ -211,6 +211,7 @@ fn a_snapshot_finishes_on_the_policy_it_started_with_and_pins_and_shadows_route_
             HistoryEvent::RolledBack { .. } => "rolled_back",
             HistoryEvent::Shadow { .. } => "shadow",
             HistoryEvent::Pinned { .. } => "pinned",
+            HistoryEvent::Unstaged { .. } => "unstaged",
         })
         .collect();
     assert_eq!(

@@ -56,6 +56,7 @@ async fn run(phase: Duration, clients: usize) {
     std::fs::write(dir.join("zentinelle.gateway.json"), common::example("api-gateway/contract.json")).unwrap();
     let units = Units::builder(registry)
         .contracts_dir(&dir)
+        .no_prior_actions()
         .clock(Arc::new(|| SystemTime::UNIX_EPOCH + Duration::from_secs(NOON)))
         .build()
         .await

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod audit;
+pub mod collect;
 pub mod keda;
 pub mod listen;
 pub mod service;

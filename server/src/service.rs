@@ -9,11 +9,14 @@
 //! | `POST /v1/policies` | stages a component (the body; `x-scale-units-signature: <hex>`, `x-scale-units-expected-digest`) |
 //! | `POST /v1/policies/{digest}/activate` · `/shadow` · `/pin` | activate, shadow, pin (`{"unit_ref": …}`) |
 //! | `POST /v1/policies/rollback` · `/unpin` · `DELETE /v1/policies/shadow` | roll back, unpin, stop shadowing |
+//! | `DELETE /v1/policies/{digest}` | drops a staged policy that is not in use (at most 16 stay staged; the oldest unused one is evicted) |
 //! | `GET /health` · `/ready` · `/metrics` | liveness (always 200), readiness (503 from shutdown on), Prometheus text |
 //!
 //! Every answer is JSON; every error is `{"error": {"code", "message", "path"?}}` with the SPEC's
 //! codes for evaluation errors and the registry's codes for refused policies. Policy-changing
 //! routes need `Authorization: Bearer <token>` and are disabled when no token is configured.
+//! Public are `/health`, `/ready` and `/metrics` only: with [`ServiceConfig::token_for_evaluation`]
+//! (a listener outside loopback) every other route, reads included, needs the token.
 //!
 //! wasmtime calls are synchronous: they run on tokio's blocking pool, at most
 //! [`ServiceConfig::workers`] at a time; the async workers only parse and route.
@@ -52,7 +55,9 @@ use scale_units_host::registry::{
 pub struct ServiceConfig {
     /// The bearer token of the policy-changing routes; `None` disables them.
     pub token: Option<String>,
-    /// Requires the token on `/v1/evaluate` and `/v1/validate` too (for a non-loopback listener).
+    /// Requires the token on every route but `/health`, `/ready` and `/metrics` (for a
+    /// non-loopback listener): evaluation, validation and the reads (`GET /v1/policies`,
+    /// `/v1/units…`) too.
     pub token_for_evaluation: bool,
     /// Largest request body of the evaluation routes, in bytes.
     pub max_body_bytes: usize,
@@ -169,6 +174,7 @@ impl Service {
             .route("/v1/policies/rollback", post(rollback))
             .route("/v1/policies/unpin", post(unpin))
             .route("/v1/policies/shadow", delete(stop_shadow))
+            .route("/v1/policies/{digest}", delete(unstage))
             .route("/v1/policies/{digest}/activate", post(activate))
             .route("/v1/policies/{digest}/shadow", post(shadow))
             .route("/v1/policies/{digest}/pin", post(pin))
@@ -302,8 +308,18 @@ async fn ready(State(shared): Shared_) -> Response {
 }
 
 async fn metrics_text(State(shared): Shared_) -> Response {
-    let text =
+    let mut text =
         shared.metrics.render(&shared.registry, shared.ready.load(Ordering::SeqCst), shared.config.audit.as_deref());
+    if let Some(units) = &shared.config.units {
+        use std::fmt::Write as _;
+        let _ = write!(
+            text,
+            "# HELP scale_units_units_defined_twice Units defined by more than one contract file (neither taken).\n\
+             # TYPE scale_units_units_defined_twice gauge\nscale_units_units_defined_twice {}\n",
+            units.duplicated().len()
+        );
+        units.collect_stats().render(&mut text);
+    }
     let mut response = text.into_response();
     response
         .headers_mut()
@@ -523,7 +539,13 @@ async fn validate(State(shared): Shared_, headers: HeaderMap, body: Body) -> Res
     }
 }
 
-async fn list_policies(State(shared): Shared_) -> Response {
+async fn list_policies(State(shared): Shared_, headers: HeaderMap) -> Response {
+    // Paths, history, pins and refusal reasons are internals: outside loopback, token holders only.
+    if shared.config.token_for_evaluation
+        && let Some(response) = authorize(&shared, &headers)
+    {
+        return response;
+    }
     let registry = &shared.registry;
     let active = registry.active().map(|active| {
         json!({
@@ -597,6 +619,9 @@ fn history_json(event: &HistoryEvent) -> Value {
         }
         HistoryEvent::Shadow { digest } => json!({"event": "shadow", "digest": digest}),
         HistoryEvent::Pinned { unit_ref, digest } => json!({"event": "pinned", "unit_ref": unit_ref, "digest": digest}),
+        HistoryEvent::Unstaged { digest, evicted } => {
+            json!({"event": "unstaged", "digest": digest, "evicted": evicted})
+        }
     }
 }
 
@@ -685,6 +710,16 @@ async fn activate(State(shared): Shared_, headers: HeaderMap, Path(digest): Path
             json!({"digest": digest, "activation": activation, "swap_micros": started.elapsed().as_micros()})
                 .to_string(),
         ),
+        Err(error) => respond_registry_error(&error),
+    }
+}
+
+async fn unstage(State(shared): Shared_, headers: HeaderMap, Path(digest): Path<String>) -> Response {
+    if let Some(response) = authorize(&shared, &headers) {
+        return response;
+    }
+    match shared.registry.unstage(&digest) {
+        Ok(()) => json_response(StatusCode::OK, json!({"unstaged": digest}).to_string()),
         Err(error) => respond_registry_error(&error),
     }
 }
@@ -796,17 +831,34 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Byte
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.parse::<u64>().ok());
     let limit_u64 = u64::try_from(limit).unwrap_or(u64::MAX);
+    // Nothing past the limit is kept, and the connection then closes. A body declared a little
+    // over it (at most DRAIN_BYTES more) is read and dropped frame by frame, never held, so that a
+    // client still sending gets the 413 rather than a reset; a larger one is not read at all.
     if let Some(length) = declared
         && length > limit_u64
     {
-        // Read (and drop) a body up to four times the limit, so that the client, still sending,
-        // gets the 413 rather than a reset connection; larger ones are cut.
-        if length <= limit_u64.saturating_mul(4) {
-            let _ = axum::body::to_bytes(body, limit.saturating_mul(4)).await;
+        if length - limit_u64 <= DRAIN_BYTES {
+            use tokio_stream::StreamExt as _;
+            let mut frames = body.into_data_stream();
+            let mut read = 0_u64;
+            while read < length
+                && let Some(Ok(frame)) = frames.next().await
+            {
+                read = read.saturating_add(u64::try_from(frame.len()).unwrap_or(u64::MAX));
+            }
         }
-        return Err(too_large());
+        return Err(closing(too_large()));
     }
-    axum::body::to_bytes(body, limit).await.map_err(|_| too_large())
+    axum::body::to_bytes(body, limit).await.map_err(|_| closing(too_large()))
+}
+
+/// How far past the limit a declared body is still read (and dropped) to answer 413 cleanly.
+const DRAIN_BYTES: u64 = 1 << 20;
+
+/// `response` with `Connection: close`: hyper then reads no more of the request.
+fn closing(mut response: Response) -> Response {
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// The body as UTF-8 text; invalid UTF-8 is `invalid_json` (SPEC §1).
@@ -820,7 +872,10 @@ fn registry_error(error: &RegistryError) -> (StatusCode, String) {
     let status = match error {
         RegistryError::UnknownPolicy { .. } => StatusCode::NOT_FOUND,
         RegistryError::NoActivePolicy => StatusCode::SERVICE_UNAVAILABLE,
-        RegistryError::NothingToRollBack => StatusCode::CONFLICT,
+        RegistryError::NothingToRollBack | RegistryError::StagedFull { .. } | RegistryError::PolicyInUse { .. } => {
+            StatusCode::CONFLICT
+        }
+        RegistryError::InvalidUnitRef { .. } => StatusCode::BAD_REQUEST,
         RegistryError::Host(error) if is_call_failure(error) => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::UNPROCESSABLE_ENTITY,
     };
@@ -881,7 +936,10 @@ async fn watch(shared: Arc<Shared>, dir: PathBuf) {
             seen.insert(path.clone(), stamp);
             let registry = Arc::clone(&shared.registry);
             let file = path.clone();
-            match tokio::task::spawn_blocking(move || registry.stage_file(&file)).await {
+            // Regular files only, read up to the upload limit: a FIFO or a link to a device named
+            // *.wasm never stalls the watcher, a huge file is never read whole.
+            let limit = u64::try_from(shared.config.max_component_bytes).unwrap_or(u64::MAX);
+            match tokio::task::spawn_blocking(move || registry.stage_file_within(&file, limit)).await {
                 Ok(Ok(staged)) => {
                     eprintln!(
                         "scale-units serve: staged {} from {} (cache: {})",

@@ -4,7 +4,10 @@
 //! Contracts come from a folder (a mounted ConfigMap), one file per unit named
 //! `<namespace>.<name>.json` (or `.yaml`, `.yml`), reloaded when it changes. Each contract is
 //! validated by the active policy (the component); a file it refuses is logged and the unit keeps
-//! its previous contract; a deleted file removes the unit.
+//! its previous contract; a deleted file removes the unit. A unit defined by two files
+//! (`shop.gateway.json` and `shop.gateway.yml`) is refused: logged, counted
+//! ([`Units::duplicated`]), its previous contract kept; when one of them goes, the unit is
+//! rebuilt from the one left.
 //!
 //! Observations (SPEC §5) are pushed with [`Units::put_observations`]: a push replaces the kinds it
 //! names and keeps the others; a capacity replaces the one on the same axis, a quota the one with
@@ -14,11 +17,17 @@
 //! observations and the service's clock (`now` in whole seconds, `Z`) and evaluates it through
 //! the [`PolicyRegistry`]; a missing or expired observation is simply absent, so the evaluator
 //! blocks. A store that cannot be read is an error, never an empty set of evidence.
+//!
+//! The cooldowns count from the latest of three times: the unit's last change the webhook
+//! admitted ([`Units::record_admission`], kept by the ledger: a state folder, Redis or this
+//! process), the `last_action_at` a collector pushed, and the ledger's epoch — the moment from
+//! which it vouches for every admission. Unknown is never "no action ever".
 
+mod durable;
 mod error;
 mod store;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -29,8 +38,12 @@ use scale_units_core::{Decision, ErrorCode, EvaluationError};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+pub use durable::{Admission, JOURNAL_MAX_AGE_MS, JOURNAL_MAX_PER_UNIT, Recorded, STATE_FILE};
+use durable::{Known, Ledger, format_ms};
 pub use error::UnitError;
 use store::{Store, Write};
+
+use crate::collect::sources::Sources;
 
 use scale_units_host::{PolicyRegistry, Provenance};
 
@@ -123,6 +136,107 @@ pub struct UnitDecision {
     pub decision_json: Option<String>,
     /// The component that decided (`None` without a contract).
     pub provenance: Option<Arc<Provenance>>,
+    /// The time the cooldowns counted from, and why (`None` without a contract).
+    pub last_action: Option<LastAction>,
+}
+
+/// Where the time a unit's cooldowns count from came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActionSource {
+    /// A change this service admitted and recorded.
+    Admission,
+    /// The `last_action_at` a collector pushed (later than any recorded admission).
+    Collector,
+    /// The store cannot vouch for the unit before its epoch (a new state folder, a new process
+    /// with the memory store, a Redis that lost its data): the cooldowns count from the epoch.
+    Unknown,
+    /// No action is known and none is assumed ([`UnitsBuilder::no_prior_actions`]).
+    None,
+}
+
+impl ActionSource {
+    /// The source's name in the service's JSON: `admission`, `collector`, `unknown` or `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admission => "admission",
+            Self::Collector => "collector",
+            Self::Unknown => "unknown",
+            Self::None => "none",
+        }
+    }
+}
+
+/// The time a unit's cooldowns count from: the latest of its recorded admission, the collector's
+/// pushed `last_action_at` and the store's epoch.
+#[derive(Clone, Debug)]
+pub struct LastAction {
+    /// The time given to the evaluator as `last_action_at` (`None` only with
+    /// [`ActionSource::None`]).
+    pub at: Option<String>,
+    /// Which of the three it is.
+    pub source: ActionSource,
+    /// The last admission recorded for the unit.
+    pub admission: Option<Admission>,
+    /// The `last_action_at` the collector pushed, as pushed.
+    pub pushed: Option<String>,
+    /// From when the store vouches for every admission (`None`: no prior actions assumed).
+    pub known_since: Option<String>,
+}
+
+impl LastAction {
+    /// As the service's JSON.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "at": self.at,
+            "source": self.source.as_str(),
+            "admission": self.admission,
+            "pushed": self.pushed,
+            "known_since": self.known_since,
+        })
+    }
+
+    fn of(known: Known, pushed: Option<String>) -> Self {
+        let pushed_ms = pushed
+            .as_deref()
+            .and_then(|text| serde_json::from_str::<String>(text).ok())
+            .and_then(|text| text.parse::<jiff::Timestamp>().ok())
+            .map(|time| time.as_millisecond());
+        let pushed = pushed.and_then(|text| serde_json::from_str::<String>(&text).ok());
+        // The epoch counts from its next whole second: never a shorter cooldown than the truth.
+        let epoch_ms = known.epoch_ms.map(|ms| ms.saturating_add(999).div_euclid(1000).saturating_mul(1000));
+        let mut best: (Option<i64>, ActionSource) = (None, ActionSource::None);
+        for (at, source) in [
+            (epoch_ms, ActionSource::Unknown),
+            (pushed_ms, ActionSource::Collector),
+            (known.last.as_ref().map(|admission| admission.at_ms), ActionSource::Admission),
+        ] {
+            if let Some(at) = at
+                && best.0.is_none_or(|held| at >= held)
+            {
+                best = (Some(at), source);
+            }
+        }
+        let at = match best.1 {
+            ActionSource::Admission => known.last.as_ref().map(|admission| admission.at.clone()),
+            ActionSource::Collector => pushed.clone(),
+            ActionSource::Unknown => epoch_ms.map(format_ms),
+            ActionSource::None => None,
+        };
+        Self { at, source: best.1, admission: known.last, pushed, known_since: known.epoch_ms.map(format_ms) }
+    }
+}
+
+/// An admitted change to record with [`Units::record_admission`].
+#[derive(Clone, Copy, Debug)]
+pub struct AdmittedChange<'a> {
+    /// The replica count before.
+    pub from: u64,
+    /// The replica count admitted.
+    pub to: u64,
+    /// The decision that admitted it, if any.
+    pub decision_id: Option<&'a str>,
+    /// The `AdmissionReview`'s `request.uid`: a second record with it changes nothing.
+    pub review_uid: &'a str,
 }
 
 /// What one scan of the contracts folder changed.
@@ -130,10 +244,24 @@ pub struct UnitDecision {
 pub struct ReloadReport {
     /// Units whose contract was loaded or replaced.
     pub loaded: Vec<UnitKey>,
-    /// Files refused, with why (the unit keeps its previous contract).
+    /// Files refused, with why (the unit keeps its previous contract or sources).
     pub refused: Vec<(PathBuf, String)>,
     /// Units whose file disappeared.
     pub removed: Vec<UnitKey>,
+    /// Units newly found defined by two files or more (`shop.gateway.json` and
+    /// `shop.gateway.yml`): neither file is taken, the unit keeps its previous contract.
+    pub duplicated: Vec<UnitKey>,
+    /// Units whose sources file (`<namespace>.<name>.sources.yaml|yml|json`) was loaded or replaced.
+    pub sources_loaded: Vec<UnitKey>,
+    /// Units whose sources file disappeared.
+    pub sources_removed: Vec<UnitKey>,
+}
+
+/// A unit's sources, with the file they came from.
+#[derive(Debug)]
+struct LoadedSources {
+    sources: Arc<Sources>,
+    path: PathBuf,
 }
 
 /// A loaded, validated contract.
@@ -146,6 +274,9 @@ struct Contract {
     min_replicas: u64,
     /// `policy.max_replicas` (the admission webhook's recovery toward bounds).
     max_replicas: u64,
+    /// The longer of the policy's cooldowns: how long an admitted count overrules reads that
+    /// contradict it.
+    cooldown_s: u64,
     /// Axes whose capacity observations the evaluator reads (required, demand and engine axes).
     axes: Vec<String>,
     /// The `quota_ref` of each binding.
@@ -184,6 +315,18 @@ struct PolicyOf {
     min_replicas: u64,
     #[serde(default = "one")]
     max_replicas: u64,
+    #[serde(default = "thirty")]
+    scale_up_cooldown_s: u64,
+    #[serde(default = "three_hundred")]
+    scale_down_cooldown_s: u64,
+}
+
+fn thirty() -> u64 {
+    30
+}
+
+fn three_hundred() -> u64 {
+    300
 }
 
 fn one() -> u64 {
@@ -199,8 +342,11 @@ pub struct UnitsBuilder {
     registry: Arc<PolicyRegistry>,
     dir: Option<PathBuf>,
     redis_url: Option<String>,
+    state_dir: Option<PathBuf>,
+    no_prior_actions: bool,
     reload_interval: Duration,
     clock: Clock,
+    replicas_max_age: Duration,
 }
 
 impl fmt::Debug for UnitsBuilder {
@@ -208,6 +354,7 @@ impl fmt::Debug for UnitsBuilder {
         f.debug_struct("UnitsBuilder")
             .field("dir", &self.dir)
             .field("redis", &self.redis_url.is_some())
+            .field("state_dir", &self.state_dir)
             .field("reload_interval", &self.reload_interval)
             .finish_non_exhaustive()
     }
@@ -227,6 +374,24 @@ impl UnitsBuilder {
         self
     }
 
+    /// Keeps each unit's last admitted action and the journal of accepted decisions in a redb
+    /// database in `dir` (created when missing), committed to disk before an admission is
+    /// answered. Without it (and without Redis) they live in this process and are lost with it.
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// Vouches that no unit acted before this registry's store began: a unit without a recorded
+    /// admission or pushed time then has no last action (its cooldowns have elapsed). By default
+    /// the cooldowns count from the store's epoch (its creation, this process's start with the
+    /// memory store, the moment a Redis that lost its data was found empty). For tests and for a
+    /// cluster known to be new; never set by `scale-units serve`.
+    pub fn no_prior_actions(mut self) -> Self {
+        self.no_prior_actions = true;
+        self
+    }
+
     /// How often [`Units::watch`] rescans the contracts folder (default 2 s).
     pub fn reload_interval(mut self, interval: Duration) -> Self {
         self.reload_interval = interval;
@@ -239,25 +404,60 @@ impl UnitsBuilder {
         self
     }
 
+    /// How long a pushed `current_replicas` or a count the webhook admitted stays evidence,
+    /// unless the unit's sources file declares `replicas.max_age_s` (default 300 s; at least 1 s).
+    pub fn replicas_max_age(mut self, max_age: Duration) -> Self {
+        self.replicas_max_age = max_age.max(Duration::from_secs(1));
+        self
+    }
+
     /// Connects to Redis (when set) and loads the contracts folder (when set).
     ///
     /// # Errors
-    /// [`UnitError::Config`] for a bad Redis URL or an unreadable folder, [`UnitError::Store`]
-    /// when Redis cannot be reached. A contract file that is refused is not an error: it is
-    /// logged and reported by [`Units::reload`].
+    /// [`UnitError::Config`] for a bad Redis URL, an unreadable folder, a state folder that cannot
+    /// be created or a state file that is not a redb database, or both Redis and a state folder;
+    /// [`UnitError::Store`] when Redis cannot be reached or the state file cannot be written. A
+    /// contract file that is refused is not an error: it is logged and reported by
+    /// [`Units::reload`].
     pub async fn build(self) -> Result<Arc<Units>, UnitError> {
-        let store = match &self.redis_url {
-            Some(url) => Store::redis(url).await?,
-            None => Store::memory(),
+        let now_ms = timestamp((self.clock)()).as_millisecond();
+        let no_prior = self.no_prior_actions;
+        let (store, ledger) = match (&self.redis_url, &self.state_dir) {
+            (Some(_), Some(_)) => {
+                return Err(UnitError::Config(
+                    "the state lives in Redis or in a state folder, not both (--redis or --state-dir)".to_owned(),
+                ));
+            }
+            (Some(url), None) => {
+                let store = Store::redis(url).await?;
+                let ledger = match store.redis_manager() {
+                    Some(manager) => Ledger::redis(manager, now_ms, no_prior).await?,
+                    None => return Err(UnitError::Config("the Redis store has no connection".to_owned())),
+                };
+                (store, ledger)
+            }
+            (None, Some(dir)) => {
+                let dir = dir.clone();
+                let ledger = tokio::task::spawn_blocking(move || Ledger::open(&dir, now_ms, no_prior))
+                    .await
+                    .map_err(|error| UnitError::Store(format!("the state store task failed: {error}")))??;
+                (Store::memory(), ledger)
+            }
+            (None, None) => (Store::memory(), Ledger::memory(now_ms, no_prior)?),
         };
         let units = Arc::new(Units {
             registry: self.registry,
             contracts: ArcSwap::from_pointee(BTreeMap::new()),
             store,
+            ledger,
             dir: self.dir,
             reload_interval: self.reload_interval,
             stamps: Mutex::new(HashMap::new()),
+            duplicated: Mutex::new(BTreeSet::new()),
             clock: self.clock,
+            sources: ArcSwap::from_pointee(BTreeMap::new()),
+            collect_stats: crate::collect::Stats::default(),
+            replicas_max_age: self.replicas_max_age,
         });
         if let Some(dir) = &units.dir {
             std::fs::read_dir(dir).map_err(|error| {
@@ -278,11 +478,18 @@ pub struct Units {
     registry: Arc<PolicyRegistry>,
     contracts: ArcSwap<BTreeMap<UnitKey, Arc<Contract>>>,
     store: Store,
+    ledger: Ledger,
     dir: Option<PathBuf>,
     reload_interval: Duration,
     /// The stamp (modification time, length) of each contract file at its last scan.
     stamps: Mutex<HashMap<PathBuf, Stamp>>,
+    /// Units defined by more than one file at the last scan.
+    duplicated: Mutex<BTreeSet<UnitKey>>,
     clock: Clock,
+    /// Each unit's sources file, for the collectors (`crate::collect`).
+    sources: ArcSwap<BTreeMap<UnitKey, Arc<LoadedSources>>>,
+    collect_stats: crate::collect::Stats,
+    replicas_max_age: Duration,
 }
 
 impl fmt::Debug for Units {
@@ -290,6 +497,7 @@ impl fmt::Debug for Units {
         f.debug_struct("Units")
             .field("units", &self.contracts.load().len())
             .field("store", &self.store.kind())
+            .field("state", &self.ledger.kind())
             .field("dir", &self.dir)
             .finish_non_exhaustive()
     }
@@ -306,14 +514,23 @@ impl Units {
             registry,
             dir: None,
             redis_url: None,
+            state_dir: None,
+            no_prior_actions: false,
             reload_interval: Duration::from_secs(2),
             clock: Arc::new(SystemTime::now),
+            replicas_max_age: Duration::from_secs(300),
         }
     }
 
     /// Where observations are kept: `"memory"` or `"redis"`.
     pub fn store_kind(&self) -> &'static str {
         self.store.kind()
+    }
+
+    /// Where the admitted actions and the decision journal are kept: `"memory"`, `"state-dir"` or
+    /// `"redis"`.
+    pub fn state_kind(&self) -> &'static str {
+        self.ledger.kind()
     }
 
     /// The units with a contract, in order.
@@ -373,16 +590,60 @@ impl Units {
             present.insert(path, stamp);
         }
         let previous = std::mem::take(&mut *self.stamps.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut changed: Vec<(PathBuf, UnitKey)> = Vec::new();
+        // The files of each unit: one is its contract; two (`shop.gateway.json` and
+        // `shop.gateway.yml`) define it twice, and neither is taken.
+        let mut files: BTreeMap<UnitKey, Vec<PathBuf>> = BTreeMap::new();
+        let mut sources_loaded: Vec<(UnitKey, Arc<LoadedSources>)> = Vec::new();
         for (path, stamp) in &present {
-            if previous.get(path) == Some(stamp) {
+            let file_name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+            if let Some((stem, yaml)) = crate::collect::sources::unit_of_file(file_name) {
+                if previous.get(path) != Some(stamp) {
+                    match load_sources(path, stem, yaml) {
+                        Ok(loaded) => sources_loaded.push(loaded),
+                        Err(reason) => report.refused.push((path.clone(), reason)),
+                    }
+                }
                 continue;
             }
-            let file_name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
             match UnitKey::from_file_name(file_name) {
-                Ok(key) => changed.push((path.clone(), key)),
-                Err(error) => report.refused.push((path.clone(), error.to_string())),
+                Ok(key) => files.entry(key).or_default().push(path.clone()),
+                Err(error) if previous.get(path) != Some(stamp) => {
+                    report.refused.push((path.clone(), error.to_string()))
+                }
+                Err(_) => {}
             }
+        }
+        let current = self.contracts.load_full();
+        let mut changed: Vec<(PathBuf, UnitKey)> = Vec::new();
+        let mut duplicated = BTreeSet::new();
+        for (key, paths) in &mut files {
+            paths.sort();
+            let [path] = paths.as_slice() else {
+                duplicated.insert(key.clone());
+                continue;
+            };
+            // Changed, or the unit's contract came from another file that was there at the last
+            // scan and is gone: this one is the unit's contract from now on (tried once; refused,
+            // the previous contract stays).
+            let from_another = current.get(key).is_some_and(|contract| {
+                contract.source.as_ref().is_some_and(|source| source != path && previous.contains_key(source))
+            });
+            if previous.get(path) != present.get(path) || from_another {
+                changed.push((path.clone(), key.clone()));
+            }
+        }
+        {
+            let mut known = self.duplicated.lock().unwrap_or_else(PoisonError::into_inner);
+            for key in duplicated.difference(&known) {
+                let names: Vec<String> =
+                    files.get(key).into_iter().flatten().map(|path| path.display().to_string()).collect();
+                let reason = format!("{key} is defined twice ({}): neither is taken", names.join(", "));
+                for path in files.get(key).into_iter().flatten() {
+                    report.refused.push((path.clone(), reason.clone()));
+                }
+                report.duplicated.push(key.clone());
+            }
+            *known = duplicated;
         }
         changed.sort();
         let mut loaded: Vec<(UnitKey, Arc<Contract>)> = Vec::new();
@@ -400,18 +661,215 @@ impl Units {
                 contracts.insert(key.clone(), Arc::clone(contract));
             }
             removed.clear();
-            contracts.retain(|key, contract| match &contract.source {
-                Some(path) if !present.contains_key(path) => {
+            // A unit goes with the last of its files; while one is left it keeps its contract
+            // (replaced above when that file loads).
+            contracts.retain(|key, contract| {
+                if contract.source.is_some() && !files.contains_key(key) {
                     removed.push(key.clone());
                     false
+                } else {
+                    true
                 }
-                _ => true,
             });
             contracts
         });
         report.loaded = loaded.into_iter().map(|(key, _)| key).collect();
         report.removed = removed;
+        let mut sources_removed = Vec::new();
+        self.sources.rcu(|sources| {
+            let mut sources = BTreeMap::clone(sources);
+            for (key, loaded) in &sources_loaded {
+                sources.insert(key.clone(), Arc::clone(loaded));
+            }
+            sources_removed.clear();
+            sources.retain(|key, loaded| {
+                let kept = present.contains_key(&loaded.path);
+                if !kept {
+                    sources_removed.push(key.clone());
+                }
+                kept
+            });
+            sources
+        });
+        report.sources_loaded = sources_loaded.into_iter().map(|(key, _)| key).collect();
+        report.sources_removed = sources_removed;
         report
+    }
+
+    /// The units whose contract is defined by more than one file at the last scan (each keeps its
+    /// previous contract, or has none).
+    pub fn duplicated(&self) -> Vec<UnitKey> {
+        self.duplicated.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().collect()
+    }
+
+    /// The unit's sources (its `<namespace>.<name>.sources.*` file), when one is loaded.
+    pub fn sources(&self, key: &UnitKey) -> Option<Arc<Sources>> {
+        self.sources.load().get(key).map(|loaded| Arc::clone(&loaded.sources))
+    }
+
+    /// The units with a sources file, in order.
+    pub fn source_keys(&self) -> Vec<UnitKey> {
+        self.sources.load().keys().cloned().collect()
+    }
+
+    /// The collectors' counters (stored and refused observations), for `/metrics`.
+    pub fn collect_stats(&self) -> &crate::collect::Stats {
+        &self.collect_stats
+    }
+
+    /// The registry's clock, in milliseconds since the Unix epoch.
+    pub(crate) fn clock_ms(&self) -> i64 {
+        let now = (self.clock)();
+        match now.duration_since(UNIX_EPOCH) {
+            Ok(elapsed) => i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX),
+            Err(_) => 0,
+        }
+    }
+
+    /// How long a pushed or admitted replica count stays evidence for the unit: its sources'
+    /// `replicas.max_age_s`, else the registry's default.
+    fn replicas_max_age_s(&self, key: &UnitKey) -> u64 {
+        self.sources(key)
+            .and_then(|sources| sources.replicas.as_ref().map(|replicas| replicas.max_age_s))
+            .unwrap_or(self.replicas_max_age.as_secs())
+    }
+
+    /// A replica count observed now, expiring after the unit's replicas max age.
+    fn replicas_now(&self, key: &UnitKey, count: u64, source_ref: &str) -> (Value, i64) {
+        let observed = timestamp((self.clock)());
+        let max_age = i64::try_from(self.replicas_max_age_s(key)).unwrap_or(i64::MAX);
+        let expires = jiff::Timestamp::from_second(observed.as_second().saturating_add(max_age)).unwrap_or(observed);
+        let text = |at: jiff::Timestamp| at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        let value = serde_json::json!({
+            "count": count,
+            "observed_at": text(observed),
+            "expires_at": text(expires),
+            "source_ref": source_ref,
+        });
+        (value, expires.as_millisecond())
+    }
+
+    /// Stores a collected replica count (`{"count", "observed_at", "expires_at", "source_ref",
+    /// …}`) until its `expires_at`, unless the stored count was observed later, or is a count
+    /// the webhook admitted that this one does not confirm (the workload and the metrics lag
+    /// behind an admitted change): returns the count that stands.
+    ///
+    /// # Errors
+    /// [`UnitError::UnknownUnit`] without a contract, [`UnitError::InvalidObservations`] for a
+    /// count above 10 000 or unreadable times, [`UnitError::Store`].
+    pub async fn put_replicas(&self, key: &UnitKey, evidence: Value) -> Result<Value, UnitError> {
+        if !self.contracts.load().contains_key(key) {
+            return Err(UnitError::UnknownUnit(key.clone()));
+        }
+        let invalid = |message: &str| {
+            UnitError::InvalidObservations(EvaluationError::new(
+                ErrorCode::InvalidField,
+                message.to_owned(),
+                "replicas",
+            ))
+        };
+        let time = |value: &Value, field: &str| {
+            value.get(field).and_then(Value::as_str).and_then(|text| text.parse::<jiff::Timestamp>().ok())
+        };
+        if evidence.get("count").and_then(Value::as_u64).is_none_or(|count| count > 10_000) {
+            return Err(invalid("the replica count must be 0..=10000"));
+        }
+        let observed = time(&evidence, "observed_at").ok_or_else(|| invalid("observed_at cannot be read"))?;
+        let expires = time(&evidence, "expires_at").ok_or_else(|| invalid("expires_at cannot be read"))?;
+        let slot = format!("{}replicas", key.store_prefix());
+        let slots = [slot.clone(), format!("{}admitted", key.store_prefix())];
+        let stored = self.store.read(&slots, self.now_ms()).await?;
+        let mut stored = stored.into_iter().map(|text| text.and_then(|text| serde_json::from_str::<Value>(&text).ok()));
+        let (current, admitted) = (stored.next().flatten(), stored.next().flatten());
+        // A count the webhook admitted overrules reads that contradict it for the contract's
+        // cooldown (the workload and its metrics lag behind the change): nothing is stored, and
+        // once the admitted count's own evidence expires there is no count at all.
+        if let Some(admitted) = admitted
+            && admitted.get("count") != evidence.get("count")
+        {
+            return Ok(admitted);
+        }
+        // A count observed later than this one stands.
+        if let Some(current) = current
+            && time(&current, "observed_at").is_some_and(|at| at > observed)
+        {
+            return Ok(current);
+        }
+        let write =
+            Write { key: slot, value: Some(evidence.to_string()), expires_at_ms: Some(expires.as_millisecond()) };
+        self.store.write(vec![write], self.now_ms()).await?;
+        Ok(evidence)
+    }
+
+    /// Records that the webhook admitted `count` replicas now: the unit's count at once
+    /// (observed now, expiring after the unit's replicas max age), and for the longer of the
+    /// contract's cooldowns no collected count that contradicts it is stored
+    /// ([`Self::put_replicas`]), so that no decision, KEDA's included, goes back to the old count.
+    ///
+    /// # Errors
+    /// [`UnitError::Store`] when the store cannot be written.
+    pub async fn record_admitted_count(&self, key: &UnitKey, count: u64) -> Result<(), UnitError> {
+        let (value, expires_at_ms) =
+            self.replicas_now(key, count, &format!("admission:{}/{}", key.namespace, key.name));
+        let cooldown_s = self.contracts.load().get(key).map_or(0, |contract| contract.cooldown_s);
+        let overrules_ms = i64::try_from(cooldown_s.saturating_mul(1000)).unwrap_or(i64::MAX);
+        let writes = vec![
+            Write {
+                key: format!("{}replicas", key.store_prefix()),
+                value: Some(value.to_string()),
+                expires_at_ms: Some(expires_at_ms),
+            },
+            Write {
+                key: format!("{}admitted", key.store_prefix()),
+                value: Some(value.to_string()),
+                expires_at_ms: Some(expires_at_ms.max(self.now_ms().saturating_add(overrules_ms))),
+            },
+        ];
+        self.store.write(writes, self.now_ms()).await
+    }
+
+    /// The unit's stored evidence, each with its age in seconds: `{"replicas", "signal",
+    /// "capacities", "quotas", "continuity", "safety", "last_action_at"}` (`null` or `[]` for
+    /// what is missing or expired).
+    ///
+    /// # Errors
+    /// [`UnitError::UnknownUnit`] without a contract, [`UnitError::Store`].
+    pub async fn evidence(&self, key: &UnitKey) -> Result<Value, UnitError> {
+        let contract = self.contracts.load().get(key).cloned().ok_or_else(|| UnitError::UnknownUnit(key.clone()))?;
+        let prefix = key.store_prefix();
+        let mut keys: Vec<String> = ["replicas", "signal", "continuity", "safety", "last_action"]
+            .iter()
+            .map(|slot| format!("{prefix}{slot}"))
+            .collect();
+        keys.extend(contract.axes.iter().map(|axis| format!("{prefix}capacity:{axis}")));
+        keys.extend(contract.quota_refs.iter().map(|quota| format!("{prefix}quota:{quota}")));
+        let now_ms = self.now_ms();
+        let values = self.store.read(&keys, now_ms).await?;
+        let aged = |text: Option<String>| -> Value {
+            let Some(mut value) = text.and_then(|text| serde_json::from_str::<Value>(&text).ok()) else {
+                return Value::Null;
+            };
+            let observed =
+                value.get("observed_at").and_then(Value::as_str).and_then(|at| at.parse::<jiff::Timestamp>().ok());
+            if let (Some(observed), Some(object)) = (observed, value.as_object_mut()) {
+                object.insert("age_s".to_owned(), Value::from((now_ms - observed.as_millisecond()).div_euclid(1000)));
+            }
+            value
+        };
+        let mut values = values.into_iter();
+        let mut next = || aged(values.next().flatten());
+        let (replicas, signal, continuity, safety, last_action) = (next(), next(), next(), next(), next());
+        let capacities: Vec<Value> = contract.axes.iter().map(|_| next()).filter(|value| !value.is_null()).collect();
+        let quotas: Vec<Value> = contract.quota_refs.iter().map(|_| next()).filter(|value| !value.is_null()).collect();
+        Ok(serde_json::json!({
+            "replicas": replicas,
+            "signal": signal,
+            "capacities": capacities,
+            "quotas": quotas,
+            "continuity": continuity,
+            "safety": safety,
+            "last_action_at": last_action,
+        }))
     }
 
     /// Rescans the contracts folder every reload interval, forever (spawn it on the runtime).
@@ -425,7 +883,7 @@ impl Units {
     }
 
     async fn load_file(&self, path: &Path) -> Result<Arc<Contract>, String> {
-        let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read: {error}"))?;
+        let text = read_contract(path).map_err(|error| format!("cannot read: {error}"))?;
         let is_yaml = path.extension().is_some_and(|extension| extension == "yaml" || extension == "yml");
         let json = if is_yaml { yaml_to_json(&text)? } else { text };
         self.validate(json, Some(path.to_owned())).await.map_err(|error| error.to_string())
@@ -468,6 +926,7 @@ impl Units {
             contract_id: identity.contract_id,
             min_replicas: shape.policy.min_replicas,
             max_replicas: shape.policy.max_replicas,
+            cooldown_s: shape.policy.scale_up_cooldown_s.max(shape.policy.scale_down_cooldown_s),
             axes,
             quota_refs,
             source,
@@ -476,9 +935,12 @@ impl Units {
 
     /// Stores the observations of a collector's push (a JSON object with any of `signal`,
     /// `capacities`, `quotas`, `continuity`, `safety`, `current_replicas` and `last_action_at`,
-    /// the time of the workload's last scale action, for the contract's cooldowns). Each
+    /// the time of the workload's last scale action, for the contract's cooldowns: it can only make
+    /// a cooldown later, never earlier than a recorded admission or the store's epoch, and `null`
+    /// forgets only the collector's own time). Each
     /// observation is checked by the active policy before anything is stored; it expires at its
-    /// `expires_at`.
+    /// `expires_at`. `current_replicas` expires after the unit's replicas max age, and is not
+    /// stored while it contradicts a count the webhook admitted within the contract's cooldown.
     /// Returns how many observations were written and how many forgotten (`null`).
     ///
     /// # Errors
@@ -544,6 +1006,9 @@ impl Units {
         let prefix = key.store_prefix();
         let mut writes = Vec::new();
         let (mut written, mut forgotten) = (0, 0);
+        // However far its `expires_at`, an observation is kept at most a day (issue 19): past it,
+        // it is missing and the unit blocks until the collector pushes again.
+        let horizon_ms = self.now_ms().saturating_add(MAX_OBSERVATION_KEEP_MS);
         let mut put = |slot: String, value: &Value| -> Result<(), UnitError> {
             if value.is_null() {
                 forgotten += 1;
@@ -559,7 +1024,7 @@ impl Units {
             writes.push(Write {
                 key: format!("{prefix}{slot}"),
                 value: Some(value.to_string()),
-                expires_at_ms: Some(expires_at.as_millisecond()),
+                expires_at_ms: Some(expires_at.as_millisecond().min(horizon_ms)),
             });
             Ok(())
         };
@@ -568,17 +1033,37 @@ impl Units {
                 put(kind.to_owned(), value)?;
             }
         }
-        for (list, field, slot) in [("capacities", "axis", "capacity"), ("quotas", "quota_ref", "quota")] {
+        for (list, field, slot, named) in
+            [("capacities", "axis", "capacity", &contract.axes), ("quotas", "quota_ref", "quota", &contract.quota_refs)]
+        {
             for value in push.get(list).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
                 let name = value.get(field).and_then(Value::as_str).unwrap_or_default();
+                // Only what the contract reads is stored: an axis or quota it does not name would
+                // only take room (issue 19).
+                if !named.iter().any(|known| known == name) {
+                    continue;
+                }
                 put(format!("{slot}:{name}"), value)?;
             }
         }
-        if let Some(count) = replicas {
+        // A pushed count is evidence like any other: it expires after the unit's replicas max age.
+        // A count the webhook admitted overrules a push that contradicts it (as it does the
+        // collectors' reads, [`Self::put_replicas`]): the pusher has not seen the change yet.
+        let admitted = match replicas {
+            Some(_) => {
+                self.store.read(&[format!("{prefix}admitted")], self.now_ms()).await?.into_iter().flatten().next()
+            }
+            None => None,
+        };
+        let admitted = admitted
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .and_then(|value| value.get("count").and_then(Value::as_u64));
+        if let Some(count) = replicas.filter(|count| admitted.is_none_or(|admitted| admitted == *count)) {
+            let (value, expires_at_ms) = self.replicas_now(key, count, "push");
             writes.push(Write {
                 key: format!("{prefix}replicas"),
-                value: Some(count.to_string()),
-                expires_at_ms: None,
+                value: Some(value.to_string()),
+                expires_at_ms: Some(expires_at_ms),
             });
         }
         // Checked by the component above as the request's `last_action_at` (a time or null).
@@ -618,7 +1103,12 @@ impl Units {
     /// As [`Self::evaluate`].
     pub async fn decide(&self, key: &UnitKey, current_replicas: Option<u64>) -> Result<UnitDecision, UnitError> {
         let Some(contract) = self.contracts.load().get(key).cloned() else {
-            return Ok(UnitDecision { verdict: UnitVerdict::NoContract, decision_json: None, provenance: None });
+            return Ok(UnitDecision {
+                verdict: UnitVerdict::NoContract,
+                decision_json: None,
+                provenance: None,
+                last_action: None,
+            });
         };
         let prefix = key.store_prefix();
         let mut keys: Vec<String> = ["signal", "continuity", "safety", "replicas", "last_action"]
@@ -630,11 +1120,14 @@ impl Units {
         let values = self.store.read(&keys, self.now_ms()).await?;
         let mut values = values.into_iter();
         let mut next = || values.next().flatten();
-        let (signal, continuity, safety, replicas, last_action) = (next(), next(), next(), next(), next());
+        let (signal, continuity, safety, replicas, pushed) = (next(), next(), next(), next(), next());
+        let known = self.ledger.known(&key.to_string(), self.now_ms()).await?;
+        let last_action = LastAction::of(known, pushed);
         let current = match current_replicas {
             Some(count) => count,
             None => replicas
-                .and_then(|text| text.parse::<u64>().ok())
+                .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+                .and_then(|value| value.get("count").and_then(Value::as_u64))
                 .ok_or_else(|| UnitError::UnknownReplicas(key.clone()))?,
         };
         let capacities: Vec<String> = contract.axes.iter().filter_map(|_| next()).collect();
@@ -648,7 +1141,7 @@ impl Units {
             quotas.join(","),
             continuity.as_deref().unwrap_or("null"),
             safety.as_deref().unwrap_or("null"),
-            last_action.as_deref().unwrap_or("null"),
+            last_action.at.as_ref().map_or_else(|| "null".to_owned(), |at| Value::String(at.clone()).to_string()),
         );
         let registry = Arc::clone(&self.registry);
         let served = match tokio::task::spawn_blocking(move || registry.evaluate_json(&request)).await {
@@ -668,21 +1161,50 @@ impl Units {
             verdict: UnitVerdict::Decided { decision, current_replicas: current },
             decision_json: Some(served.evaluated.decision),
             provenance: Some(served.evaluated.provenance),
+            last_action: Some(last_action),
         })
     }
 
-    /// Records that the unit's replica count changed now (the webhook admitted a change), so the
-    /// contract's cooldowns apply to the next decision on every replica of the service.
+    /// Records that the webhook admitted a change of the unit's replica count now, so that the
+    /// contract's cooldowns apply to the next decision (on every replica of the service sharing
+    /// the store, and after a restart with a state folder or Redis). The unit's last action only
+    /// ever moves later; the decision is journaled once per decision id; a second record of the
+    /// same review uid changes nothing ([`Recorded::Replayed`]). Durable before it returns: redb
+    /// commits with an fsync, Redis as its AOF is set up.
     ///
     /// # Errors
-    /// [`UnitError::Store`] when the store cannot be written.
-    pub async fn record_action(&self, key: &UnitKey) -> Result<(), UnitError> {
-        let write = Write {
-            key: format!("{}last_action", key.store_prefix()),
-            value: Some(Value::String(self.now()).to_string()),
-            expires_at_ms: None,
+    /// [`UnitError::Store`] when the store cannot be written (a full disk, Redis down): the
+    /// action is not recorded, and a change whose cooldown cannot be kept must not be admitted.
+    pub async fn record_admission(&self, key: &UnitKey, change: AdmittedChange<'_>) -> Result<Recorded, UnitError> {
+        let at_ms = self.now_ms();
+        let admission = Admission {
+            at: self.now(),
+            at_ms,
+            from: change.from,
+            to: change.to,
+            decision_id: change.decision_id.map(str::to_owned),
+            review_uid: change.review_uid.to_owned(),
+            note: None,
         };
-        self.store.write(vec![write], self.now_ms()).await
+        self.ledger.record(&key.to_string(), admission).await
+    }
+
+    /// The admission recorded for review `uid` on the unit, if any (a retried review is answered
+    /// as it was, and recorded once).
+    ///
+    /// # Errors
+    /// [`UnitError::Store`] when the store cannot be read.
+    pub async fn admitted_review(&self, key: &UnitKey, uid: &str) -> Result<Option<Admission>, UnitError> {
+        self.ledger.review(&key.to_string(), uid).await
+    }
+
+    /// The unit's journal of accepted decisions, oldest first (at most [`JOURNAL_MAX_PER_UNIT`],
+    /// none older than [`JOURNAL_MAX_AGE_MS`]).
+    ///
+    /// # Errors
+    /// [`UnitError::Store`] when the store cannot be read.
+    pub async fn journal(&self, key: &UnitKey) -> Result<Vec<Admission>, UnitError> {
+        self.ledger.journal(&key.to_string()).await
     }
 
     fn now_ms(&self) -> i64 {
@@ -698,7 +1220,21 @@ fn timestamp(time: SystemTime) -> jiff::Timestamp {
     jiff::Timestamp::from_second(seconds).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
 }
 
+/// Reads a sources file named `<stem>.sources.<extension>`.
+fn load_sources(path: &Path, stem: &str, yaml: bool) -> Result<(UnitKey, Arc<LoadedSources>), String> {
+    let key = UnitKey::from_file_name(&format!("{stem}.json")).map_err(|error| error.to_string())?;
+    let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read: {error}"))?;
+    let sources = Sources::parse(&text, yaml).map_err(|error| format!("sources refused: {error}"))?;
+    Ok((key, Arc::new(LoadedSources { sources: Arc::new(sources), path: path.to_owned() })))
+}
+
 fn log_report(report: &ReloadReport) {
+    for key in &report.sources_loaded {
+        eprintln!("scale-units serve: sources of {key} loaded");
+    }
+    for key in &report.sources_removed {
+        eprintln!("scale-units serve: sources of {key} removed (their file is gone)");
+    }
     for key in &report.loaded {
         eprintln!("scale-units serve: contract of {key} loaded");
     }
@@ -708,6 +1244,31 @@ fn log_report(report: &ReloadReport) {
     for (path, reason) in &report.refused {
         eprintln!("scale-units serve: contract {} refused, the previous one stays: {reason}", path.display());
     }
+}
+
+/// How long an observation is kept at most, whatever its `expires_at`: a day.
+const MAX_OBSERVATION_KEEP_MS: i64 = 24 * 3600 * 1000;
+
+/// The largest contract file read: a ConfigMap holds at most 1 MiB.
+const MAX_CONTRACT_BYTES: u64 = 1 << 20;
+
+/// A contract file's text, when it is a regular file of at most [`MAX_CONTRACT_BYTES`].
+fn read_contract(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let mut text = String::new();
+    file.take(MAX_CONTRACT_BYTES.saturating_add(1)).read_to_string(&mut text)?;
+    if u64::try_from(text.len()).unwrap_or(u64::MAX) > MAX_CONTRACT_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("larger than {MAX_CONTRACT_BYTES} bytes"),
+        ));
+    }
+    Ok(text)
 }
 
 fn yaml_to_json(text: &str) -> Result<String, String> {

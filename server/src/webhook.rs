@@ -14,6 +14,13 @@
 //! Two ways past a denial, each allowed with a warning and counted: a workload outside its
 //! contract's bounds may move back toward them ([`recovery`]), and a member of an override group
 //! may break glass ([`breakglass`]). Every review is written to the audit log ([`Reviewed::record`]).
+//!
+//! An admitted change is recorded ([`Units::record_admission`]) before the answer leaves; one that
+//! cannot be recorded is denied. A review already admitted (the same uid and change: the API
+//! server retried it) is answered allowed again and recorded once.
+//! Only an authenticated review (the service decides: [`AdmissionOptions::unauthenticated`])
+//! records the unit's last scale action, and only outside any dry run; any other is judged and
+//! answered without the decision's id, reasons, bounds or warnings.
 
 pub mod breakglass;
 pub mod recovery;
@@ -27,7 +34,7 @@ use scale_units_core::{ActionKind, Decision};
 use serde_json::Value;
 
 use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
-use crate::units::{UnitKey, UnitVerdict, Units};
+use crate::units::{AdmittedChange, UnitKey, UnitVerdict, Units};
 
 /// The audit annotation carrying the decision id of an admitted change (the API server prefixes
 /// it with the webhook's name).
@@ -66,7 +73,17 @@ pub struct AdmissionOptions {
     pub dry_run: bool,
     /// Members of these groups may override a denial ([`breakglass`]).
     pub override_groups: Vec<String>,
+    /// The caller did not authenticate (no client certificate of the webhook's CA, no bearer
+    /// token): the review is judged, but no scale action is recorded from it, and its answer
+    /// names no decision, reason or bound (the audit log keeps them).
+    pub unauthenticated: bool,
 }
+
+/// The one warning of an answer to an unauthenticated review.
+pub const UNAUTHENTICATED_WARNING: &str = concat!(
+    "scale-units: this review did not authenticate (client certificate or token): judged, ",
+    "not recorded for the cooldowns, details in the service's audit log"
+);
 
 /// An answered review.
 #[derive(Clone, Debug)]
@@ -105,6 +122,26 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         Err(_) => return unanswerable(malformed(body, "the AdmissionReview has no request")),
     };
     let Judged { mut outcome, changes, facts } = admit(units, &request).await;
+    // A review already admitted (the API server retried it) is answered as it was and recorded
+    // once: its own recorded action must not hold it back for the cooldown.
+    let replayed = match (&changes, facts.change) {
+        (Some(key), Some((from, to))) if !request.dry_run => units
+            .admitted_review(key, &request.uid)
+            .await
+            .ok()
+            .flatten()
+            .filter(|admission| (admission.from, admission.to) == (from, to)),
+        _ => None,
+    };
+    if let Some(admission) = &replayed {
+        outcome = Outcome::Allow {
+            warnings: vec![format!(
+                "scale-units: review {} was admitted at {} and is answered again; its action is recorded once",
+                request.uid, admission.at
+            )],
+            decision_id: admission.decision_id.clone(),
+        };
+    }
     let username = request.user_info.username.clone().unwrap_or_default();
     let groups = request.user_info.groups.clone().unwrap_or_default();
     // Break glass: a member of an override group is let through a denial, never silently.
@@ -130,14 +167,20 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             breakglass::Check::NotAMember { annotated: false } => {}
         }
     }
-    // An admitted change (in dry run too: the change happens) starts the contract's cooldown for
-    // the next decision. A server-side dry run (`kubectl --dry-run=server`) changes nothing.
-    let admitted = dry_run || matches!(outcome, Outcome::Allow { .. });
-    if admitted
-        && !request.dry_run
-        && let Some(key) = changes
-        && let Err(error) = units.record_action(&key).await
-    {
+    // An admitted change starts the contract's cooldown for the next decision, but only one this
+    // webhook enforced: under `--webhook-dry-run` every review is let through whatever it asks
+    // (a forged 9 -> 1 would start a cooldown), a server-side dry run (`kubectl
+    // --dry-run=server`) changes nothing, and a review that did not authenticate could come from
+    // anyone who reaches the port.
+    let recorded = !options.unauthenticated && !dry_run && !request.dry_run && matches!(outcome, Outcome::Allow { .. });
+    let unrecorded = match &changes {
+        Some(key) if recorded && replayed.is_none() => {
+            let change = admitted_change(&request.uid, facts.change, &outcome);
+            units.record_admission(key, change).await.err().map(|error| (key.clone(), error))
+        }
+        _ => None,
+    };
+    if let Some((key, error)) = unrecorded {
         let message = format!("scale-units: {key}: the scale action cannot be recorded for its cooldown: {error}");
         match &mut outcome {
             // An override stands: the cooldown is what cannot be kept, and the warning says so.
@@ -146,6 +189,20 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
                 let decision_id = decision_id.clone();
                 outcome = Outcome::Deny { message, decision_id };
             }
+        }
+    }
+    // The admitted count is the unit's count at once (observed now, with its max age): KEDA and
+    // the next decision never go back to the old count while the collector catches up. Only from
+    // a review that could record its action (authenticated, no dry run) and still stands.
+    if recorded
+        && matches!(outcome, Outcome::Allow { .. })
+        && let (Some(key), Some((_, new))) = (&changes, facts.change)
+        && let Err(error) = units.record_admitted_count(key, new).await
+    {
+        let message = format!("scale-units: {key}: the admitted replica count cannot be recorded: {error}");
+        eprintln!("{message}");
+        if let Outcome::Allow { warnings, .. } = &mut outcome {
+            warnings.push(message);
         }
     }
     let mut record = AuditRecord::new("admission").decision(facts.decision);
@@ -168,7 +225,25 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         "webhook_dry_run": dry_run,
         "recovery": facts.recovery,
         "message": message,
+        "authenticated": !options.unauthenticated,
     });
+    if options.unauthenticated {
+        outcome = match outcome {
+            Outcome::Allow { .. } => Outcome::Allow { warnings: Vec::new(), decision_id: None },
+            Outcome::Deny { .. } => Outcome::Deny {
+                message: format!(
+                    "scale-units: {} denied; the reasons go to authenticated reviews only",
+                    facts
+                        .change
+                        .map_or_else(|| "the change".to_owned(), |(old, new)| format!("{old} -> {new} replicas"))
+                ),
+                decision_id: None,
+            },
+        };
+        if let Outcome::Allow { warnings, .. } = &mut outcome {
+            warnings.push(UNAUTHENTICATED_WARNING.to_owned());
+        }
+    }
     let mut response = AdmissionResponse::from(&request);
     match outcome {
         Outcome::Allow { warnings, decision_id } => {
@@ -193,6 +268,13 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         }
     }
     Reviewed { review: to_json(response), record: Some(record), overridden: group, recovered: facts.recovery }
+}
+
+/// What the ledger keeps of an admitted review.
+fn admitted_change<'a>(uid: &'a str, change: Option<(u64, u64)>, outcome: &'a Outcome) -> AdmittedChange<'a> {
+    let (from, to) = change.unwrap_or_default();
+    let (Outcome::Allow { decision_id, .. } | Outcome::Deny { decision_id, .. }) = outcome;
+    AdmittedChange { from, to, decision_id: decision_id.as_deref(), review_uid: uid }
 }
 
 /// A denial for a body that cannot be read as a review, echoing its `request.uid` when there is one.

@@ -65,6 +65,7 @@ impl Scaler {
         let reading = Arc::clone(&clock);
         let units = Units::builder(Arc::clone(&registry))
             .contracts_dir(&dir)
+            .no_prior_actions()
             .clock(Arc::new(move || {
                 SystemTime::UNIX_EPOCH + Duration::from_secs(reading.load(Ordering::SeqCst).try_into().unwrap())
             }))

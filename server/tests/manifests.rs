@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Container, Namespace, PodSpec, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, Namespace, PersistentVolumeClaim, PodSpec, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -216,6 +216,7 @@ fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
             "Kustomization",
             "Namespace",
             "NetworkPolicy",
+            "PersistentVolumeClaim",
             "PodDisruptionBudget",
             "ScaledObject",
             "Service",
@@ -229,6 +230,7 @@ fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
     let _: ValidatingWebhookConfiguration = one(&manifests, "ValidatingWebhookConfiguration");
     let _: Namespace = one(&manifests, "Namespace");
     let _: PodDisruptionBudget = one(&manifests, "PodDisruptionBudget");
+    let _: PersistentVolumeClaim = one(&manifests, "PersistentVolumeClaim");
     for (file, document) in &manifests["NetworkPolicy"] {
         let _: NetworkPolicy = typed(file, document);
     }
@@ -302,6 +304,13 @@ fn ports_arguments_and_volumes_agree() {
     let cache = container.env.as_ref().unwrap().iter().find(|env| env.name == "SCALE_UNITS_CACHE_DIR").unwrap();
     assert!(volume_of(pod, container, cache.value.as_deref().unwrap()).empty_dir.is_some());
     assert_eq!(container.security_context.as_ref().unwrap().read_only_root_filesystem, Some(true));
+    // The state folder outlives the pod: the claim of state.yaml, owned by one pod at a time.
+    let claim: PersistentVolumeClaim = one(&manifests, "PersistentVolumeClaim");
+    let state = volume_of(pod, container, arg(container, "--state-dir").unwrap());
+    assert_eq!(Some(&state.persistent_volume_claim.as_ref().unwrap().claim_name), claim.metadata.name.as_ref());
+    assert_eq!(claim.spec.as_ref().unwrap().access_modes.as_deref(), Some(&["ReadWriteOnce".to_owned()][..]));
+    let strategy = deployment.spec.as_ref().unwrap().strategy.as_ref().unwrap();
+    assert_eq!(strategy.type_.as_deref(), Some("Recreate"), "a new pod cannot open the state the old one holds");
 }
 
 #[test]
@@ -390,7 +399,8 @@ fn every_scaled_object_asks_the_service_about_a_unit_of_the_config_map() {
     let grpc =
         service.spec.as_ref().unwrap().ports.as_ref().unwrap().iter().find(|port| port.name.as_deref() == Some("grpc"));
     let address = format!("{}.{namespace}.svc:{}", service.metadata.name.as_ref().unwrap(), grpc.unwrap().port);
-    let contracts = config_map.data.as_ref().unwrap();
+    let contracts: std::collections::BTreeMap<String, String> =
+        config_map.data.clone().unwrap().into_iter().filter(|(key, _)| !key.contains(".sources.")).collect();
 
     let scaled_objects = &manifests["ScaledObject"];
     assert_eq!(scaled_objects.len(), contracts.len(), "one ScaledObject per unit");
@@ -425,18 +435,20 @@ fn every_scaled_object_asks_the_service_about_a_unit_of_the_config_map() {
 fn the_config_map_holds_the_example_contracts_and_the_component_accepts_them() {
     let manifests = manifests();
     let config_map: ConfigMap = one(&manifests, "ConfigMap");
-    let contracts = config_map.data.as_ref().unwrap();
+    let data = config_map.data.as_ref().unwrap();
+    let contracts: std::collections::BTreeMap<&String, &String> =
+        data.iter().filter(|(key, _)| !key.contains(".sources.")).collect();
     let examples = [("zentinelle.gateway.json", "api-gateway"), ("media.transcode.json", "media-pool")];
     assert_eq!(contracts.len(), examples.len());
     for (key, example) in examples {
-        assert_eq!(contracts[key], common::example(&format!("{example}/contract.json")), "{key}: byte for byte");
+        assert_eq!(data[key], common::example(&format!("{example}/contract.json")), "{key}: byte for byte");
         UnitKey::from_file_name(key).unwrap();
     }
 
     // Mounted as a folder, the unit registry loads both through the component.
     let dir = std::env::temp_dir().join(format!("scale-units-manifests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (key, text) in contracts {
+    for (key, text) in data {
         std::fs::write(dir.join(key), text).unwrap();
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -445,6 +457,10 @@ fn the_config_map_holds_the_example_contracts_and_the_component_accepts_them() {
     let mut keys: Vec<String> = units.keys().iter().map(ToString::to_string).collect();
     keys.sort();
     assert_eq!(keys, ["media/transcode", "zentinelle/gateway"]);
+    // Each unit's sources file (issue 15) is valid and loaded beside its contract.
+    let mut sourced: Vec<String> = units.source_keys().iter().map(ToString::to_string).collect();
+    sourced.sort();
+    assert_eq!(sourced, keys, "every unit has its sources");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -525,6 +541,7 @@ fn the_pod_passes_the_restricted_pod_security_standard() {
             || volume.secret.is_some()
             || volume.empty_dir.is_some()
             || volume.projected.is_some()
+            || volume.persistent_volume_claim.is_some()
             || volume.downward_api.is_some();
         assert!(allowed && volume.host_path.is_none(), "{}: a volume type restricted allows", volume.name);
     }

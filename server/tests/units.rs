@@ -1,5 +1,6 @@
 //! The unit registry: the contracts folder reloaded (added, changed, deleted, refused files), and
-//! the observation routes over HTTP (token, typed 400s, merge, the decision for people).
+//! the observation routes over HTTP (token, typed 400s, merge, the decision for people), and the
+//! journal of admitted decisions (one entry per decision id, bounded per unit and by age).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, reason = "tests")]
 
 mod kubernetes;
@@ -140,5 +141,102 @@ async fn observations_are_pushed_over_http_checked_merged_and_decided_on() {
     assert_eq!(list["store"], "memory");
     assert_eq!(list["units"][0]["name"], "gateway");
     served.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_journal_keeps_one_entry_per_decision_bounded_per_unit_and_by_age() {
+    use scale_units_server::units::{AdmittedChange, JOURNAL_MAX_PER_UNIT, Recorded, Units};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let dir = temp_dir("units-journal");
+    write_contract(&dir, "shop/gateway", &gateway_contract());
+    // 2026-08-19T12:00:00Z, one second later at each admission.
+    let clock = Arc::new(AtomicU64::new(1_787_140_800));
+    let reading = Arc::clone(&clock);
+    let units = Units::builder(registry())
+        .contracts_dir(&dir)
+        .clock(Arc::new(move || std::time::UNIX_EPOCH + Duration::from_secs(reading.load(Ordering::SeqCst))))
+        .build()
+        .await
+        .unwrap();
+    let unit = key("shop/gateway");
+    let record = |decision: String, uid: String| {
+        let units = Arc::clone(&units);
+        let unit = unit.clone();
+        let clock = Arc::clone(&clock);
+        async move {
+            clock.fetch_add(1, Ordering::SeqCst);
+            let change = AdmittedChange { from: 3, to: 4, decision_id: Some(&decision), review_uid: &uid };
+            units.record_admission(&unit, change).await.unwrap()
+        }
+    };
+
+    // Two reviews per decision: one journal entry each, the first review's.
+    for index in 0..20 {
+        assert_eq!(record(format!("scale-decision:{}", index / 2), format!("uid-{index}")).await, Recorded::New);
+    }
+    let journal = units.journal(&unit).await.unwrap();
+    assert_eq!(journal.len(), 10);
+    assert_eq!((journal[0].review_uid.as_str(), journal[9].review_uid.as_str()), ("uid-0", "uid-18"));
+
+    // Bounded per unit: the oldest go first.
+    for index in 20..100 {
+        record(format!("scale-decision:{index}"), format!("uid-{index}")).await;
+    }
+    let journal = units.journal(&unit).await.unwrap();
+    assert_eq!(journal.len(), JOURNAL_MAX_PER_UNIT);
+    assert_eq!(journal[0].review_uid, format!("uid-{}", 100 - JOURNAL_MAX_PER_UNIT));
+    assert_eq!(journal.last().unwrap().review_uid, "uid-99");
+
+    // And by age: eight days later, one admission leaves only itself.
+    clock.fetch_add(8 * 24 * 3600, Ordering::SeqCst);
+    record("scale-decision:late".to_owned(), "uid-late".to_owned()).await;
+    let journal = units.journal(&unit).await.unwrap();
+    assert_eq!(journal.len(), 1, "{journal:?}");
+    assert_eq!(journal[0].decision_id.as_deref(), Some("scale-decision:late"));
+    // The unit's last action is the latest admission.
+    let decided = units.decide(&unit, Some(3)).await.unwrap();
+    let last = decided.last_action.unwrap();
+    assert_eq!(last.admission.unwrap().review_uid, "uid-late");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admitted_count_is_the_count_at_once_and_a_stale_push_cannot_revert_it() {
+    use scale_units_server::units::AdmittedChange;
+
+    let registry = registry();
+    let dir = temp_dir("units-admitted");
+    write_contract(&dir, "shop/gateway", &gateway_contract());
+    let units = units(&registry, &dir).await;
+    let unit = key("shop/gateway");
+    units.put_observations(&unit, &gateway_push(640).to_string()).await.unwrap();
+    let current = |verdict| match verdict {
+        scale_units_server::units::UnitVerdict::Decided { current_replicas, decision } => {
+            (current_replicas, decision.action.as_str().to_owned())
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(current(units.evaluate(&unit, None).await.unwrap()), (3, "scale_up".to_owned()));
+
+    // The webhook admits 3 -> 5: the count is 5 at once (a hold in the cooldown, never 3).
+    let change = AdmittedChange { from: 3, to: 5, decision_id: None, review_uid: "uid-admitted" };
+    units.record_admission(&unit, change).await.unwrap();
+    units.record_admitted_count(&unit, 5).await.unwrap();
+    assert_eq!(current(units.evaluate(&unit, None).await.unwrap()), (5, "hold".to_owned()));
+    let evidence = units.evidence(&unit).await.unwrap();
+    assert_eq!(evidence["replicas"]["source_ref"], "admission:shop/gateway");
+
+    // A collector that has not seen the change pushes 3 again: the admitted count stands; a push
+    // of 5 confirms it.
+    units.put_observations(&unit, &json!({"current_replicas": 3}).to_string()).await.unwrap();
+    assert_eq!(current(units.evaluate(&unit, None).await.unwrap()).0, 5);
+    units.put_observations(&unit, &json!({"current_replicas": 5}).to_string()).await.unwrap();
+    let evidence = units.evidence(&unit).await.unwrap();
+    assert_eq!(
+        (evidence["replicas"]["count"].as_u64(), evidence["replicas"]["source_ref"].as_str()),
+        (Some(5), Some("push"))
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

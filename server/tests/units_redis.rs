@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use kubernetes::*;
 use scale_units_host::ActionKind;
-use scale_units_server::units::{UnitError, UnitVerdict, Units};
+use scale_units_server::units::{ActionSource, AdmittedChange, Recorded, UnitError, UnitVerdict, Units};
 use serde_json::json;
 
 /// A `redis-server` on a loopback port, with no persistence, in a temp dir.
@@ -90,7 +90,7 @@ impl Drop for Redis {
 }
 
 async fn replica(registry: &Arc<scale_units_host::PolicyRegistry>, dir: &Path, url: &str) -> Arc<Units> {
-    Units::builder(Arc::clone(registry)).contracts_dir(dir).redis(url).build().await.unwrap()
+    Units::builder(Arc::clone(registry)).contracts_dir(dir).redis(url).no_prior_actions().build().await.unwrap()
 }
 
 fn decided(verdict: UnitVerdict) -> scale_units_host::Decision {
@@ -124,12 +124,36 @@ async fn replicas_share_the_evidence_and_a_redis_restart_blocks() {
     assert_eq!((at_900.action, at_900.desired_replicas), (ActionKind::ScaleUp, 7));
 
     // A scale action admitted by replica A (its webhook records it) starts the cooldown on B too.
-    a.record_action(&unit).await.unwrap();
+    let change = AdmittedChange { from: 3, to: 5, decision_id: Some("scale-decision:a"), review_uid: "uid-a" };
+    assert_eq!(a.record_admission(&unit, change).await.unwrap(), Recorded::New);
     let cooling = decided(b.evaluate(&unit, Some(5)).await.unwrap());
     assert_eq!(cooling.action, ActionKind::Hold);
     assert!(cooling.reasons.iter().any(|reason| reason.as_str() == "cooldown"), "{:?}", cooling.reasons);
+    // The same review recorded by B is a replay: one journal entry, one uid.
+    assert_eq!(b.record_admission(&unit, change).await.unwrap(), Recorded::Replayed);
+    let journal = a.journal(&unit).await.unwrap();
+    assert_eq!(journal.len(), 1, "{journal:?}");
+    assert_eq!((journal[0].from, journal[0].to, journal[0].review_uid.as_str()), (3, 5, "uid-a"));
+    assert_eq!(
+        b.admitted_review(&unit, "uid-a").await.unwrap().unwrap().decision_id.as_deref(),
+        Some("scale-decision:a")
+    );
+    // A collector's `null` or earlier time cannot clear the recorded admission.
     b.put_observations(&unit, &json!({"last_action_at": null}).to_string()).await.unwrap();
-    assert_eq!(decided(a.evaluate(&unit, Some(5)).await.unwrap()).action, ActionKind::ScaleUp);
+    b.put_observations(&unit, &json!({"last_action_at": at(-600)}).to_string()).await.unwrap();
+    let still = decided(a.evaluate(&unit, Some(5)).await.unwrap());
+    assert_eq!(still.action, ActionKind::Hold, "{:?}", still.reasons);
+    // A record that cannot be read is not "no action": it is replaced by one at the moment it was
+    // found, and the cooldown counts from then.
+    let mut connection = redis::Client::open(redis.url()).unwrap().get_connection().unwrap();
+    redis::cmd("SET").arg("scale-units:{shop/gateway}:admitted").arg("not json").query::<()>(&mut connection).unwrap();
+    let found = b.decide(&unit, Some(5)).await.unwrap();
+    let last = found.last_action.clone().unwrap();
+    assert_eq!(last.source, ActionSource::Admission, "{last:?}");
+    assert!(last.admission.unwrap().note.unwrap().contains("could not be read"));
+    assert_eq!(decided(found.verdict).action, ActionKind::Hold);
+    let replaced: String = redis::cmd("GET").arg("scale-units:{shop/gateway}:admitted").query(&mut connection).unwrap();
+    assert!(replaced.contains("could not be read"), "{replaced}");
 
     // The key expires with the observation.
     a.put_observations(&unit, &json!({"signal": signal(900, 1)}).to_string()).await.unwrap();
@@ -202,5 +226,74 @@ async fn the_webhook_denies_while_redis_is_down_and_after_it_lost_the_evidence()
     let (allowed, message, _, _) = verdict(&answer);
     assert!(!allowed && message.contains("blocked") && message.contains("signal_missing"), "{message}");
     served.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `SET`/`DEL` on the test's Redis through the redis crate (the collectors read it the same way).
+async fn redis_command(url: &str, args: &[&str]) {
+    let client = redis::Client::open(url).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let mut command = redis::cmd(args[0]);
+    for arg in &args[1..] {
+        command.arg(*arg);
+    }
+    let _: redis::Value = command.query_async(&mut connection).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_replica_collects_idempotently_and_none_decides_on_expired_evidence() {
+    use scale_units_server::collect::Collector;
+
+    let redis = Redis::start();
+    let registry = registry();
+    let dir = temp_dir("units-redis-collect");
+    write_contract(&dir, "shop/gateway", &gateway_contract());
+    let sources = format!(
+        r#"redis:
+  shared: {{url: "{}"}}
+replicas: {{max_age_s: 60, count: {{redis: {{server: shared, command: HGET, key: "shop:gateway", field: replicas}}}}}}
+signal: {{signal: in_flight, max_age_s: 1, value: {{redis: {{server: shared, command: GET, key: "shop:in_flight"}}}}}}
+capacities:
+  - {{axis: cpu_milli, allocatable: {{static: 64000}}, reserved: {{static: 0}}, used: {{static: 0}}, max_age_s: 600}}
+  - {{axis: memory_mib, allocatable: {{static: 262144}}, reserved: {{static: 0}}, used: {{static: 0}}, max_age_s: 600}}
+  - {{axis: session_slots, allocatable: {{static: 10000}}, reserved: {{static: 0}}, used: {{static: 0}}, max_age_s: 600}}
+"#,
+        redis.url()
+    );
+    std::fs::write(dir.join("shop.gateway.sources.yaml"), sources).unwrap();
+    redis_command(&redis.url(), &["HSET", "shop:gateway", "replicas", "3"]).await;
+    redis_command(&redis.url(), &["SET", "shop:in_flight", "640"]).await;
+    let (a, b) = (replica(&registry, &dir, &redis.url()).await, replica(&registry, &dir, &redis.url()).await);
+    let unit = key("shop/gateway");
+    a.put_observations(&unit, &json!({"safety": safety(false, 600)}).to_string()).await.unwrap();
+
+    // Both replicas collect the same unit (as `serve --redis` does): the second write replaces
+    // the first, and both decide on the same evidence.
+    let (collect_a, collect_b) = (Collector::new(Arc::clone(&a)), Collector::new(Arc::clone(&b)));
+    for collected in [collect_a.collect(&unit).await.unwrap(), collect_b.collect(&unit).await.unwrap()] {
+        assert!(collected.iter().all(|collected| collected.result.is_ok()), "{collected:?}");
+    }
+    for replica in [&a, &b] {
+        let decision = decided(replica.evaluate(&unit, None).await.unwrap());
+        assert_eq!(
+            (decision.action, decision.current_replicas, decision.desired_replicas),
+            (ActionKind::ScaleUp, 3, 5)
+        );
+    }
+
+    // The counter disappears: both collectors refuse (never a zero), and once the last signal's
+    // max_age_s (1 s) has passed, neither replica decides on it.
+    redis_command(&redis.url(), &["DEL", "shop:in_flight"]).await;
+    for collector in [&collect_a, &collect_b] {
+        let collected = collector.collect(&unit).await.unwrap();
+        let signal = collected.iter().find(|collected| collected.source == "signal").unwrap();
+        assert_eq!(signal.result.as_ref().unwrap_err().cause, "missing_key");
+    }
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    for replica in [&a, &b] {
+        let decision = decided(replica.evaluate(&unit, None).await.unwrap());
+        assert_eq!(decision.action, ActionKind::Blocked);
+        assert!(decision.reasons.iter().any(|reason| reason.as_str() == "signal_missing"), "{:?}", decision.reasons);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -140,13 +140,21 @@ async fn an_admitted_change_starts_the_contracts_cooldown() {
     assert!(!allowed);
     assert!(message.contains("hold") && message.contains("cooldown"), "{message}");
 
-    // The collector knows better (the last action was ten minutes ago): its time replaces ours.
+    // The API server retries the admitted review (same uid, same change): answered as before,
+    // not held back by its own cooldown, recorded once.
+    let (allowed, message, warnings, _) = hook.scale("shop/gateway", 3, 4).await;
+    assert!(allowed, "{message}");
+    assert!(warnings.iter().any(|warning| warning.contains("answered again")), "{warnings:?}");
+    assert_eq!(hook.units.journal(&key("shop/gateway")).await.unwrap().len(), 1);
+
+    // A collector's earlier time cannot shorten the cooldown of a recorded admission, nor can
+    // its `null` erase it; an unreadable time is refused with its path.
     hook.push("shop/gateway", json!({"last_action_at": at(-600)})).await;
     let (allowed, message, _, _) = hook.scale("shop/gateway", 4, 5).await;
-    assert!(allowed, "{message}");
-    // And `null` forgets it; an unreadable time is refused with its path.
+    assert!(!allowed && message.contains("cooldown"), "{message}");
     hook.push("shop/gateway", json!({"last_action_at": null})).await;
-    assert!(hook.scale("shop/gateway", 5, 7).await.0);
+    let (allowed, message, _, _) = hook.scale("shop/gateway", 4, 5).await;
+    assert!(!allowed && message.contains("cooldown"), "{message}");
     let error = hook.units.put_observations(&key("shop/gateway"), r#"{"last_action_at": "yesterday"}"#).await;
     let error = error.unwrap_err().to_string();
     assert!(error.contains("last_action_at"), "{error}");

@@ -53,6 +53,24 @@ pub enum RegistryError {
     NothingToRollBack,
     /// The trust key is not 32 bytes of hex (an ed25519 public key).
     InvalidTrustKey(String),
+    /// As many policies are staged as the registry keeps, and every one is in use (active, the
+    /// rollback target, shadowed or pinned).
+    StagedFull {
+        /// [`RegistryBuilder::max_staged`](crate::registry::RegistryBuilder::max_staged).
+        limit: usize,
+    },
+    /// The staged policy cannot be dropped: it is in use.
+    PolicyInUse {
+        /// Its digest.
+        digest: String,
+        /// How it is used: `active`, `the rollback target`, `shadowed` or `pinned`.
+        why: &'static str,
+    },
+    /// A pin's `unit_ref` does not have a reference's form.
+    InvalidUnitRef {
+        /// Its length in bytes.
+        length: usize,
+    },
 }
 
 impl RegistryError {
@@ -77,6 +95,9 @@ impl RegistryError {
             Self::NoActivePolicy => "no_active_policy",
             Self::NothingToRollBack => "nothing_to_roll_back",
             Self::InvalidTrustKey(_) => "invalid_trust_key",
+            Self::StagedFull { .. } => "staged_full",
+            Self::PolicyInUse { .. } => "policy_in_use",
+            Self::InvalidUnitRef { .. } => "invalid_ref",
         }
     }
 }
@@ -102,6 +123,17 @@ impl fmt::Display for RegistryError {
             Self::NoActivePolicy => write!(f, "no policy is active"),
             Self::NothingToRollBack => write!(f, "no earlier activation to roll back to"),
             Self::InvalidTrustKey(reason) => write!(f, "invalid trust key: {reason}"),
+            Self::StagedFull { limit } => {
+                write!(
+                    f,
+                    "{limit} policies are staged and every one is in use: drop one (DELETE /v1/policies/{{digest}})"
+                )
+            }
+            Self::PolicyInUse { digest, why } => write!(f, "{digest} is {why}: it stays staged"),
+            Self::InvalidUnitRef { length } => write!(
+                f,
+                "unit_ref ({length} bytes) is not a reference: 1 to 256 bytes of letters, digits and ._:/@+-, starting with a letter or digit"
+            ),
         }
     }
 }

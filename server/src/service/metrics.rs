@@ -33,6 +33,7 @@ pub(crate) struct Metrics {
     errors: Mutex<BTreeMap<String, u64>>,
     overrides: Mutex<BTreeMap<String, u64>>,
     recoveries: AtomicU64,
+    unauthenticated: AtomicU64,
 }
 
 impl Metrics {
@@ -87,6 +88,11 @@ impl Metrics {
         self.recoveries.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// An admission review that did not authenticate (judged, not recorded; issue 19).
+    pub(crate) fn admission_unauthenticated(&self) {
+        self.unauthenticated.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The admission and audit counters of issue 16.
     fn render_operations(&self, out: &mut String, audit: Option<&crate::audit::AuditLog>) {
         header(out, "admission_overrides_total", "counter", "Admission denials overridden (break glass), by group.");
@@ -95,6 +101,17 @@ impl Metrics {
         }
         header(out, "admission_recoveries_total", "counter", "Changes allowed as a recovery toward the bounds.");
         let _ = writeln!(out, "scale_units_admission_recoveries_total {}", self.recoveries.load(Ordering::Relaxed));
+        header(
+            out,
+            "admission_unauthenticated_total",
+            "counter",
+            "Admission reviews without client certificate or token.",
+        );
+        let _ = writeln!(
+            out,
+            "scale_units_admission_unauthenticated_total {}",
+            self.unauthenticated.load(Ordering::Relaxed)
+        );
         if let Some(audit) = audit {
             header(out, "audit_lines_total", "counter", "Lines queued to the decision audit log.");
             let _ = writeln!(out, "scale_units_audit_lines_total {}", audit.written());

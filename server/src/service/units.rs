@@ -5,8 +5,8 @@
 //! |---|---|
 //! | `PUT /v1/units/{namespace}/{name}/observations` | stores a collector's observations (bearer token when one is configured) |
 //! | `GET /v1/units` | the units with a contract |
-//! | `GET /v1/units/{namespace}/{name}` | the unit's decision now, at the collector's last replica count (`?replicas=N` for another) |
-//! | `POST /v1/admission` | the admission webhook (`AdmissionReview` in, `AdmissionReview` out; always 200) |
+//! | `GET /v1/units/{namespace}/{name}` | the unit's decision now, at the collector's last replica count (`?replicas=N` for another), the stored evidence with its age (`age_s`) and `source_ref`, the time its cooldowns count from (`last_action`, with its `source`) and its journal of accepted decisions |
+//! | `POST /v1/admission` | the admission webhook (`AdmissionReview` in, `AdmissionReview` out; always 200); a review without the webhook's client certificate or the token, when either is configured, is judged but recorded nowhere and answered without details |
 
 use std::sync::Arc;
 
@@ -81,7 +81,10 @@ async fn list(State(shared): Shared_, headers: HeaderMap) -> Response {
         .into_iter()
         .map(|key| json!({"namespace": key.namespace, "name": key.name, "contract_id": units.contract_id(&key)}))
         .collect();
-    json_response(StatusCode::OK, json!({"store": units.store_kind(), "units": list}).to_string())
+    json_response(
+        StatusCode::OK,
+        json!({"store": units.store_kind(), "state": units.state_kind(), "units": list}).to_string(),
+    )
 }
 
 async fn decision(
@@ -125,14 +128,25 @@ async fn decision(
         }
         audit.record(&record).await;
     }
+    let journal = match &decided {
+        Ok(_) => match units.journal(&key).await {
+            Ok(journal) => journal,
+            Err(error) => return unit_error(&error),
+        },
+        Err(_) => Vec::new(),
+    };
+    // The stored evidence, each with its age and source (null when it cannot be read).
+    let evidence = units.evidence(&key).await.unwrap_or_default();
     match decided {
         Ok(decided) => match (decided.verdict, decided.decision_json, decided.provenance) {
             (UnitVerdict::Decided { .. }, Some(decision), Some(provenance)) => json_response(
                 StatusCode::OK,
                 format!(
-                    "{{\"unit\":{},\"decision\":{decision},\"policy\":{}}}",
+                    "{{\"unit\":{},\"decision\":{decision},\"policy\":{},\"last_action\":{},\"journal\":{},\"evidence\":{evidence}}}",
                     json!(key.to_string()),
-                    json!({"digest": provenance.component_digest, "evaluator_version": provenance.evaluator_version})
+                    json!({"digest": provenance.component_digest, "evaluator_version": provenance.evaluator_version}),
+                    decided.last_action.as_ref().map_or(serde_json::Value::Null, crate::units::LastAction::to_json),
+                    json!({"store": units.state_kind(), "entries": journal}),
                 ),
             ),
             _ => unit_error(&UnitError::UnknownUnit(key)),
@@ -171,11 +185,22 @@ async fn observations(
     }
 }
 
-async fn admission(State(shared): Shared_, headers: HeaderMap, body: Body) -> Response {
+async fn admission(
+    State(shared): Shared_,
+    peer: Option<axum::Extension<crate::listen::Peer>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let units = match units_of(&shared) {
         Some(units) => Arc::clone(units),
         None => return no_units(),
     };
+    // A review that did not authenticate is judged (the API server may have no credential to
+    // present) but starts no cooldown and learns no decision.
+    let unauthenticated = !admission_authenticated(&shared, peer.as_ref().map(|peer| &peer.0), &headers);
+    if unauthenticated {
+        shared.metrics.admission_unauthenticated();
+    }
     let body = match read_body(body, &headers, MAX_REVIEW_BYTES).await {
         Ok(body) => body,
         Err(_) => axum::body::Bytes::new(),
@@ -183,6 +208,7 @@ async fn admission(State(shared): Shared_, headers: HeaderMap, body: Body) -> Re
     let options = crate::webhook::AdmissionOptions {
         dry_run: shared.config.admission_dry_run,
         override_groups: shared.config.override_groups.clone(),
+        unauthenticated,
     };
     let reviewed = crate::webhook::review_with(&units, &body, &options).await;
     if let Some(group) = &reviewed.overridden {
@@ -195,4 +221,19 @@ async fn admission(State(shared): Shared_, headers: HeaderMap, body: Body) -> Re
         audit.record(record).await;
     }
     json_response(StatusCode::OK, reviewed.review.to_string())
+}
+
+/// Whether an admission review authenticated: with a client certificate the webhook's client CA
+/// signed (`serve --webhook-client-ca`; the listener verified it) or with the bearer token. With
+/// neither configured the listener is loopback only (`serve` refuses otherwise) and a local
+/// caller is trusted, as for observations.
+fn admission_authenticated(shared: &Shared, peer: Option<&crate::listen::Peer>, headers: &HeaderMap) -> bool {
+    if peer.is_some_and(|peer| peer.client_certificate.is_some()) {
+        return true;
+    }
+    let client_ca = shared.config.tls.as_ref().is_some_and(|tls| tls.client_ca.is_some());
+    match &shared.token_digest {
+        None => !client_ca,
+        Some(_) => authorize(shared, headers).is_none(),
+    }
 }

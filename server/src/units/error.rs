@@ -17,7 +17,8 @@ pub enum UnitError {
     InvalidKey(String),
     /// No contract is loaded for the unit (observations are refused for it).
     UnknownUnit(UnitKey),
-    /// No replica count was given and the collector has pushed none (or it was lost).
+    /// No replica count was given and none is fresh: none collected, pushed or admitted within
+    /// its max age (or it was lost).
     UnknownReplicas(UnitKey),
     /// The observations a collector pushed are not SPEC §5 observations (the component's typed
     /// error, with the JSON path inside the pushed body).
@@ -54,7 +55,10 @@ impl fmt::Display for UnitError {
             Self::InvalidKey(reason) => write!(f, "invalid unit key: {reason}"),
             Self::UnknownUnit(key) => write!(f, "no scale-unit contract is loaded for {key}"),
             Self::UnknownReplicas(key) => {
-                write!(f, "the current replica count of {key} is unknown (no collector has pushed one)")
+                write!(
+                    f,
+                    "the current replica count of {key} is unknown (none collected, pushed or admitted within its max age)"
+                )
             }
             Self::InvalidObservations(error) => write!(f, "invalid observations: {error}"),
             Self::Evaluation(error) => write!(f, "the evaluator refused the unit's request: {error}"),

@@ -35,8 +35,8 @@ impl Store {
 
     /// Connects to Redis at `url` (`redis://host:port/db`); later failures reconnect on their own.
     pub(crate) async fn redis(url: &str) -> Result<Self, UnitError> {
-        let client =
-            redis::Client::open(url).map_err(|error| UnitError::Config(format!("invalid Redis URL {url}: {error}")))?;
+        let client = redis::Client::open(url)
+            .map_err(|error| UnitError::Config(format!("invalid Redis URL {}: {error}", redact(url))))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(1)))
             .set_response_timeout(Some(REDIS_RESPONSE_TIMEOUT))
@@ -46,6 +46,14 @@ impl Store {
             .await
             .map_err(|error| UnitError::Store(format!("cannot connect to Redis: {error}")))?;
         Ok(Self::Redis(manager))
+    }
+
+    /// The Redis connection, shared with the ledger of admitted actions.
+    pub(crate) fn redis_manager(&self) -> Option<ConnectionManager> {
+        match self {
+            Self::Memory(_) => None,
+            Self::Redis(manager) => Some(manager.clone()),
+        }
     }
 
     pub(crate) fn kind(&self) -> &'static str {
@@ -118,4 +126,17 @@ impl Store {
             }
         }
     }
+}
+
+/// `url` as a message may show it: the user and password (`scheme://user:password@host`) and any
+/// query (`?password=…`) replaced by `***`.
+pub(crate) fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return "(not a URL)".to_owned() };
+    let (rest, query) = match rest.split_once('?') {
+        Some((rest, _)) => (rest, "?***"),
+        None => (rest, ""),
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host = authority.rsplit_once('@').map_or(authority.to_owned(), |(_, host)| format!("***@{host}"));
+    format!("{scheme}://{host}{path}{query}")
 }

@@ -28,6 +28,10 @@ pub struct TlsFiles {
     /// CA certificates (PEM) that must have signed a client's certificate; `None`: no client
     /// certificate is asked for.
     pub client_ca: Option<PathBuf>,
+    /// With a client CA: a client without a certificate still connects (a presented one must
+    /// verify), and each route decides whether it needs one (the webhook listener: the kubelet's
+    /// probes present none, the API server's admission reviews must).
+    pub client_certificate_optional: bool,
     /// ALPN protocols offered (default `http/1.1`; the gRPC listener offers `h2`).
     pub alpn: Vec<Vec<u8>>,
 }
@@ -40,8 +44,17 @@ impl TlsFiles {
             key: key.into(),
             reload_interval: Duration::from_secs(2),
             client_ca: None,
+            client_certificate_optional: false,
             alpn: vec![b"http/1.1".to_vec()],
         }
+    }
+
+    /// With a client CA, lets a client without a certificate connect; the routes that need one
+    /// check [`crate::listen::Peer::client_certificate`].
+    #[must_use]
+    pub fn client_certificate_optional(mut self) -> Self {
+        self.client_certificate_optional = true;
+        self
     }
 
     /// Requires a client certificate signed by a CA of `file` (PEM), reloaded as the pair is.
@@ -91,7 +104,11 @@ impl TlsFiles {
                 if roots.is_empty() {
                     return Err(format!("{} holds no certificate", file.display()));
                 }
-                let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                let mut verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+                if self.client_certificate_optional {
+                    verifier = verifier.allow_unauthenticated();
+                }
+                let verifier = verifier
                     .build()
                     .map_err(|error| format!("the client CA {} is refused: {error}", file.display()))?;
                 builder.with_client_cert_verifier(verifier)

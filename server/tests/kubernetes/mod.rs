@@ -180,10 +180,11 @@ impl Served {
     }
 }
 
-/// A units registry over `dir` (memory store).
+/// A units registry over `dir` (memory store), no unit having acted before it started.
 pub async fn units(registry: &Arc<PolicyRegistry>, dir: &Path) -> Arc<Units> {
     Units::builder(Arc::clone(registry))
         .contracts_dir(dir)
+        .no_prior_actions()
         .reload_interval(Duration::from_millis(50))
         .build()
         .await

@@ -34,12 +34,21 @@ pub async fn push(address: SocketAddr, namespace: &str, name: &str, body: &Value
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 
-/// A contracts folder as the ConfigMap of `deploy/kubernetes/` mounts it: the two example units.
+/// A contracts folder as the ConfigMap of `deploy/kubernetes/` mounts it: the two example units,
+/// their cooldowns zeroed. A service that cannot vouch for the units' last actions (a new process
+/// with the memory store) counts every cooldown from its start; these tests are about the
+/// scaler's answers, the cooldowns have tests of their own (`cli/tests/serve_state.rs`).
 pub fn contracts_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("scale-units-keda-{}-{}", std::process::id(), unique()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("zentinelle.gateway.json"), example("api-gateway/contract.json")).unwrap();
-    std::fs::write(dir.join("media.transcode.json"), example("media-pool/contract.json")).unwrap();
+    for (file, example_path) in
+        [("zentinelle.gateway.json", "api-gateway/contract.json"), ("media.transcode.json", "media-pool/contract.json")]
+    {
+        let mut contract: Value = serde_json::from_str(&example(example_path)).unwrap();
+        contract["policy"]["scale_up_cooldown_s"] = json!(0);
+        contract["policy"]["scale_down_cooldown_s"] = json!(0);
+        std::fs::write(dir.join(file), contract.to_string()).unwrap();
+    }
     dir
 }
 

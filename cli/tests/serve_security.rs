@@ -1,0 +1,661 @@
+//! The attacks of issue 19, performed against the real binary (`scale-units serve`) on loopback,
+//! each seen to fail: a forged admission review that would start a cooldown or read a decision
+//! (without a token, with a wrong one, under `--webhook-dry-run`, without the API server's client
+//! certificate), a
+//! KEDA listener outside loopback without client certificates, open reads of internals,
+//! oversized bodies sent in parallel to grow the process, a unit defined by two contract files,
+//! and a FIFO and a link to a device in the watched folder.
+#![allow(
+    clippy::panic,
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "test code: a failed expectation is a test failure"
+)]
+
+#[path = "../../server/tests/kubernetes/mod.rs"]
+mod kubernetes;
+
+use std::io::{BufRead, Read as _, Write as _};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Bytes;
+use kubernetes::{Http, certificate, gateway_contract, gateway_push, scale_review, temp_dir, verdict, write_contract};
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, ExtendedKeyUsagePurpose, IsCa, KeyPair};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "security-test-token";
+const BEARER: &str = "Bearer security-test-token";
+
+/// The binary, running; killed and its folder removed on drop.
+struct Served {
+    child: Child,
+    /// Where to connect (loopback, even when the listener is 0.0.0.0).
+    address: SocketAddr,
+    dir: PathBuf,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `scale-units serve ARGS` in `dir`; waits for `listening on`.
+fn serve(dir: &Path, args: &[&str]) -> Served {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_scale-units"))
+        .arg("serve")
+        .args(args)
+        .args(["--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
+        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
+        .env_remove("SCALE_UNITS_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let listening: SocketAddr =
+        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).parse().unwrap();
+    let address = SocketAddr::from(([127, 0, 0, 1], listening.port()));
+    Served { child, address, dir: dir.to_owned() }
+}
+
+/// A folder with `shop/gateway`'s contract (the example's cooldowns: 60 s up, 300 s down), a
+/// server certificate and the token.
+fn webhook_dir(name: &str) -> (PathBuf, CertificateDer<'static>) {
+    let dir = temp_dir(name);
+    let contracts = dir.join("contracts");
+    std::fs::create_dir_all(&contracts).unwrap();
+    write_contract(&contracts, "shop/gateway", &gateway_contract());
+    let (cert_pem, key_pem, cert) = certificate();
+    std::fs::write(dir.join("tls.crt"), cert_pem).unwrap();
+    std::fs::write(dir.join("tls.key"), key_pem).unwrap();
+    std::fs::write(dir.join("token"), format!("{TOKEN}\n")).unwrap();
+    (dir, cert)
+}
+
+fn path_arg(dir: &Path, name: &str) -> String {
+    dir.join(name).display().to_string()
+}
+
+/// One HTTPS request on a connection of its own: the status and the body, or the I/O error (a
+/// refused handshake).
+async fn https(
+    address: SocketAddr,
+    server: &CertificateDer<'static>,
+    identity: Option<(CertificateDer<'static>, PrivateKeyDer<'static>)>,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<(u16, String)> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(server.clone()).unwrap();
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots);
+    let config = match identity {
+        Some((cert, key)) => builder.with_client_auth_cert(vec![cert], key).unwrap(),
+        None => builder.with_no_client_auth(),
+    };
+    let tcp = tokio::net::TcpStream::connect(address).await?;
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+        .await
+        .map_err(std::io::Error::other)?;
+    tokio::spawn(connection);
+    let mut request = hyper::Request::builder().method(method).uri(path).header("host", "localhost");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request.body(Full::new(Bytes::from(body.to_owned()))).unwrap();
+    let response = sender.send_request(request).await.map_err(std::io::Error::other)?;
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect().await.map_err(std::io::Error::other)?.to_bytes();
+    Ok((status, String::from_utf8(bytes.to_vec()).unwrap()))
+}
+
+/// The action and desired count of `shop/gateway`'s decision at 3 replicas, read with the token.
+async fn decision_at_3(address: SocketAddr, server: &CertificateDer<'static>, token: bool) -> (String, u64, String) {
+    let headers: &[(&str, &str)] = if token { &[("authorization", BEARER)] } else { &[] };
+    let (status, body) =
+        https(address, server, None, "GET", "/v1/units/shop/gateway?replicas=3", headers, "").await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let decision = &answer["decision"];
+    (
+        decision["action"].as_str().unwrap().to_owned(),
+        decision["desired_replicas"].as_u64().unwrap(),
+        decision["reasons"].to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admission_review_without_the_token_starts_no_cooldown_and_learns_no_decision() {
+    let (dir, cert) = webhook_dir("security-token");
+    // Outside loopback (every address): the token is required, here on the webhook too.
+    let served = serve(
+        &dir,
+        &[
+            "--listen",
+            "0.0.0.0:0",
+            "--webhook",
+            "--units",
+            &path_arg(&dir, "contracts"),
+            "--tls-cert",
+            &path_arg(&dir, "tls.crt"),
+            "--tls-key",
+            &path_arg(&dir, "tls.key"),
+            "--token-file",
+            &path_arg(&dir, "token"),
+        ],
+    );
+    let address = served.address;
+    let auth = [("authorization", BEARER)];
+    let push = gateway_push(640).to_string();
+    let (status, body) =
+        https(address, &cert, None, "PUT", "/v1/units/shop/gateway/observations", &auth, &push).await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(decision_at_3(address, &cert, true).await.0, "scale_up");
+
+    // The attack: a forged review 3 -> 4, without a token and with a wrong one. It is judged
+    // (allowed: the decision goes up) but recorded nowhere, and says nothing of the decision.
+    let forged = scale_review("uid-forged", "shop", "gateway", "deployments", 3, 4).to_string();
+    for headers in [&[][..], &[("authorization", "Bearer not-the-token")][..]] {
+        let (status, body) = https(address, &cert, None, "POST", "/v1/admission", headers, &forged).await.unwrap();
+        assert_eq!(status, 200, "{body}");
+        let (allowed, _, warnings, id) = verdict(&serde_json::from_str(&body).unwrap());
+        assert!(allowed && id.is_none(), "{body}");
+        assert!(warnings.len() == 1 && warnings[0].contains("did not authenticate"), "{warnings:?}");
+    }
+    // A forged review the decision denies: the denial names no decision, reason or bound.
+    let probe = scale_review("uid-probe", "shop", "gateway", "deployments", 3, 12).to_string();
+    let (status, body) = https(address, &cert, None, "POST", "/v1/admission", &[], &probe).await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    let (allowed, message, _, id) = verdict(&serde_json::from_str(&body).unwrap());
+    assert!(!allowed && id.is_none(), "{body}");
+    assert!(message.contains("authenticated reviews only"), "{message}");
+    for secret in ["scale_up", "decision", "at most", "max_replicas", "scale-decision:"] {
+        assert!(!body.contains(secret), "{secret} revealed: {body}");
+    }
+    // No cooldown started: the decision is still the scale-up.
+    let (action, desired, reasons) = decision_at_3(address, &cert, true).await;
+    assert_eq!(action, "scale_up", "a forged review changed the decision: {reasons}");
+
+    // The API server, with the token: its genuine 3 -> desired is judged and allowed ...
+    let genuine = scale_review("uid-genuine", "shop", "gateway", "deployments", 3, i64::try_from(desired).unwrap());
+    let (status, body) =
+        https(address, &cert, None, "POST", "/v1/admission", &auth, &genuine.to_string()).await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    let (allowed, message, _, id) = verdict(&serde_json::from_str(&body).unwrap());
+    assert!(allowed && id.is_some(), "{message}");
+    // ... and, enforced, it starts the cooldown as it should.
+    let (action, _, reasons) = decision_at_3(address, &cert, true).await;
+    assert_eq!(action, "hold", "{reasons}");
+    assert!(reasons.contains("cooldown"), "{reasons}");
+
+    // Open reads: health, readiness and metrics only; policies and units need the token.
+    for (path, expected) in
+        [("/health", 200), ("/ready", 200), ("/v1/policies", 401), ("/v1/units", 401), ("/v1/units/shop/gateway", 401)]
+    {
+        let (status, body) = https(address, &cert, None, "GET", path, &[], "").await.unwrap();
+        assert_eq!(status, expected, "{path}: {body}");
+    }
+    let (status, metrics) = https(address, &cert, None, "GET", "/metrics", &[], "").await.unwrap();
+    assert_eq!(status, 200);
+    assert!(metrics.contains("scale_units_admission_unauthenticated_total 3"), "{metrics}");
+    let (status, body) = https(address, &cert, None, "GET", "/v1/policies", &auth, "").await.unwrap();
+    assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_review_never_starts_a_cooldown() {
+    let (dir, cert) = webhook_dir("security-dry-run");
+    let served = serve(
+        &dir,
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--webhook",
+            "--webhook-dry-run",
+            "--units",
+            &path_arg(&dir, "contracts"),
+            "--tls-cert",
+            &path_arg(&dir, "tls.crt"),
+            "--tls-key",
+            &path_arg(&dir, "tls.key"),
+        ],
+    );
+    let address = served.address;
+    let push = gateway_push(640).to_string();
+    let (status, body) =
+        https(address, &cert, None, "PUT", "/v1/units/shop/gateway/observations", &[], &push).await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    // A nonsense 9 -> 1 and a plausible 3 -> 4: both let through in dry run, neither recorded;
+    // nor is a server-side dry run's 3 -> 5.
+    let mut server_side = scale_review("uid-server-dry", "shop", "gateway", "deployments", 3, 5);
+    server_side["request"]["dryRun"] = json!(true);
+    for review in [
+        scale_review("uid-nonsense", "shop", "gateway", "deployments", 9, 1),
+        scale_review("uid-plausible", "shop", "gateway", "deployments", 3, 4),
+        server_side,
+    ] {
+        let (status, body) =
+            https(address, &cert, None, "POST", "/v1/admission", &[], &review.to_string()).await.unwrap();
+        assert_eq!(status, 200, "{body}");
+        assert!(verdict(&serde_json::from_str(&body).unwrap()).0, "dry run allows: {body}");
+    }
+    let (action, _, reasons) = decision_at_3(address, &cert, false).await;
+    assert_eq!(action, "scale_up", "a dry run started a cooldown: {reasons}");
+}
+
+/// A CA and what it signs.
+struct Authority {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+}
+
+impl Authority {
+    fn new(name: &str) -> Self {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(rcgen::DnType::CommonName, name);
+        Self { issuer: CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap() }
+    }
+
+    /// A client certificate: (certificate DER, key DER).
+    fn client(&self, name: &str) -> (CertificateDer<'static>, PrivateKeyDer<'static>) {
+        let mut params = CertificateParams::new(vec![name.to_owned()]).unwrap();
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        (cert.der().clone(), PrivateKeyDer::try_from(key.serialize_der()).unwrap())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_servers_client_certificate_authenticates_its_reviews() {
+    let (dir, cert) = webhook_dir("security-client-ca");
+    let authority = Authority::new("kube-apiserver client CA");
+    std::fs::write(dir.join("client-ca.crt"), authority.issuer.pem()).unwrap();
+    let served = serve(
+        &dir,
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--webhook",
+            "--units",
+            &path_arg(&dir, "contracts"),
+            "--tls-cert",
+            &path_arg(&dir, "tls.crt"),
+            "--tls-key",
+            &path_arg(&dir, "tls.key"),
+            "--webhook-client-ca",
+            &path_arg(&dir, "client-ca.crt"),
+        ],
+    );
+    let address = served.address;
+    let push = gateway_push(640).to_string();
+    let (status, body) =
+        https(address, &cert, None, "PUT", "/v1/units/shop/gateway/observations", &[], &push).await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    let review = scale_review("uid-1", "shop", "gateway", "deployments", 3, 4).to_string();
+
+    // Probes present no certificate and are answered; a review without one is judged, not
+    // recorded, and answered without details.
+    let (status, _) = https(address, &cert, None, "GET", "/health", &[], "").await.unwrap();
+    assert_eq!(status, 200);
+    let (status, body) = https(address, &cert, None, "POST", "/v1/admission", &[], &review).await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    let (allowed, _, warnings, id) = verdict(&serde_json::from_str(&body).unwrap());
+    assert!(allowed && id.is_none() && warnings[0].contains("did not authenticate"), "{body}");
+    // A certificate from another CA does not get past the handshake.
+    let stranger = Authority::new("someone else").client("kube-apiserver");
+    let refused = https(address, &cert, Some(stranger), "POST", "/v1/admission", &[], &review).await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(decision_at_3(address, &cert, false).await.0, "scale_up", "nothing was recorded");
+
+    // The API server's certificate: judged, allowed, recorded.
+    let apiserver = authority.client("kube-apiserver");
+    let (status, body) = https(address, &cert, Some(apiserver), "POST", "/v1/admission", &[], &review).await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    let (allowed, message, _, id) = verdict(&serde_json::from_str(&body).unwrap());
+    assert!(allowed && id.is_some(), "{message}");
+    assert_eq!(decision_at_3(address, &cert, false).await.0, "hold", "the admitted change starts the cooldown");
+}
+
+#[test]
+fn a_keda_listener_outside_loopback_needs_client_certificates() {
+    let dir = temp_dir("security-keda");
+    let contracts = dir.join("contracts");
+    std::fs::create_dir_all(&contracts).unwrap();
+    write_contract(&contracts, "shop/gateway", &gateway_contract());
+    std::fs::write(dir.join("token"), TOKEN).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_scale-units"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--keda-listen", "0.0.0.0:0", "--units"])
+        .arg(&contracts)
+        .arg("--token-file")
+        .arg(dir.join("token"))
+        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(64), "{stderr}");
+    assert!(stderr.contains("not loopback") && stderr.contains("--keda-client-ca"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("listening"), "it never listened");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A field of `/proc/PID/status`, in kB.
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in {status}"))
+}
+
+#[test]
+fn parallel_oversized_bodies_do_not_grow_the_process() {
+    let dir = temp_dir("security-bodies");
+    let contracts = dir.join("contracts");
+    std::fs::create_dir_all(&contracts).unwrap();
+    write_contract(&contracts, "shop/gateway", &gateway_contract());
+    let served = serve(&dir, &["--listen", "127.0.0.1:0", "--units", &contracts.display().to_string()]);
+    let pid = served.child.id();
+    let address = served.address;
+    // The peak so far (the start) is forgotten: from here the peak is the attack's.
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").unwrap();
+    let before = status_kib(pid, "VmHWM:");
+    // 8 parallel posts of 16 MiB (four times /v1/admission's 4 MiB limit, which was read in
+    // whole to answer 413), each body sent until the service closes the connection.
+    const BODY: usize = 16 << 20;
+    let senders: Vec<_> = (0..8)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut stream = std::net::TcpStream::connect(address).unwrap();
+                stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+                let head = format!(
+                    "POST /v1/admission HTTP/1.1\r\nhost: loopback\r\ncontent-type: application/json\r\ncontent-length: {BODY}\r\n\r\n"
+                );
+                stream.write_all(head.as_bytes()).unwrap();
+                let chunk = vec![b' '; 64 << 10];
+                let mut sent = 0;
+                while sent < BODY && stream.write_all(&chunk).is_ok() {
+                    sent += chunk.len();
+                }
+                let mut answer = Vec::new();
+                let _ = stream.read_to_end(&mut answer);
+                String::from_utf8_lossy(&answer).into_owned()
+            })
+        })
+        .collect();
+    for sender in senders {
+        let answer = sender.join().unwrap();
+        // A reset, a 413, or (the webhook answers every body) a well-formed denial of an empty one.
+        assert!(
+            answer.is_empty() || answer.starts_with("HTTP/1.1 413") || answer.contains("AdmissionReview"),
+            "{answer}"
+        );
+    }
+    let after = status_kib(pid, "VmHWM:");
+    eprintln!("peak RSS under 8 parallel 16 MiB posts: {before} kB -> {after} kB");
+    // Before: 8 × 16 MiB buffered (+128 MiB and more). A generous bound: +32 MiB.
+    assert!(after.saturating_sub(before) < 32 << 10, "peak RSS grew from {before} kB to {after} kB");
+    let mut http = std::net::TcpStream::connect(address).unwrap();
+    http.write_all(b"GET /health HTTP/1.1\r\nhost: loopback\r\nconnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    http.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "still serving: {answer}");
+}
+
+/// Polls `check` until it holds (the folder is rescanned every 50 ms), for at most 60 s.
+async fn eventually<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
+    let started = Instant::now();
+    while !check().await {
+        assert!(started.elapsed() < Duration::from_secs(60), "never: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn contract_ids(address: SocketAddr) -> Vec<String> {
+    let (status, list) = Http::connect(address).await.send("GET", "/v1/units", &[], "").await;
+    assert_eq!(status, 200, "{list}");
+    list["units"].as_array().unwrap().iter().map(|unit| unit["contract_id"].as_str().unwrap().to_owned()).collect()
+}
+
+async fn defined_twice(address: SocketAddr) -> Option<u64> {
+    let tcp = tokio::net::TcpStream::connect(address).await.unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
+    tokio::spawn(connection);
+    let request = hyper::Request::get("/metrics").header("host", "loopback").body(Full::new(Bytes::new())).unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let text = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix("scale_units_units_defined_twice "))
+        .and_then(|count| count.trim().parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unit_defined_twice_keeps_its_contract_and_is_rebuilt_from_the_file_left() {
+    let dir = temp_dir("security-twice");
+    let contracts = dir.join("contracts");
+    std::fs::create_dir_all(&contracts).unwrap();
+    write_contract(&contracts, "shop/gateway", &gateway_contract());
+    let served = serve(
+        &dir,
+        &["--listen", "127.0.0.1:0", "--units", &contracts.display().to_string(), "--units-interval-ms", "50"],
+    );
+    let address = served.address;
+    let first = contract_ids(address).await;
+    assert_eq!(first.len(), 1);
+    assert_eq!(defined_twice(address).await, Some(0));
+
+    // A second file for the unit (JSON is YAML), with other bounds: refused, counted, the
+    // contract of the first stays.
+    let mut wider = gateway_contract();
+    wider["policy"]["max_replicas"] = json!(20);
+    std::fs::write(contracts.join("shop.gateway.yml"), wider.to_string()).unwrap();
+    eventually("the unit counted as defined twice", || async { defined_twice(address).await == Some(1) }).await;
+    assert_eq!(contract_ids(address).await, first, "neither file taken over");
+
+    // The first file goes: the unit is rebuilt from the one left, never left without a contract.
+    std::fs::remove_file(contracts.join("shop.gateway.json")).unwrap();
+    eventually("the unit rebuilt from shop.gateway.yml", || async {
+        let ids = contract_ids(address).await;
+        assert_eq!(ids.len(), 1, "the unit has a contract throughout");
+        ids != first
+    })
+    .await;
+    assert_eq!(defined_twice(address).await, Some(0));
+    // The webhook judges 3 -> 12 against that contract (no evidence: blocked, denied), never
+    // "no scale-unit contract … not checked".
+    let review = scale_review("uid-12", "shop", "gateway", "deployments", 3, 12).to_string();
+    let (status, answer) = Http::connect(address).await.send("POST", "/v1/admission", &[], &review).await;
+    assert_eq!(status, 200, "{answer}");
+    let (allowed, message, warnings, _) = verdict(&answer);
+    assert!(!allowed && message.contains("blocked"), "{message} {warnings:?}");
+
+    // The last file goes: the unit goes.
+    std::fs::remove_file(contracts.join("shop.gateway.yml")).unwrap();
+    eventually("the unit removed", || async { contract_ids(address).await.is_empty() }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watched_folder_reads_regular_files_only() {
+    let dir = temp_dir("security-watch");
+    let watched = dir.join("watched");
+    std::fs::create_dir_all(&watched).unwrap();
+    let served = serve(
+        &dir,
+        &["--listen", "127.0.0.1:0", "--watch", &watched.display().to_string(), "--watch-interval-ms", "50"],
+    );
+    let address = served.address;
+    // A FIFO (read, it blocks until a writer comes: never), a link to an endless device and a
+    // 1 GiB sparse file, all named *.wasm.
+    let made = Command::new("mkfifo").arg(watched.join("fifo.wasm")).status().unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", watched.join("zero.wasm")).unwrap();
+    std::fs::File::create(watched.join("huge.wasm")).unwrap().set_len(1 << 30).unwrap();
+    // Let the watcher meet them before the genuine component arrives (a stalled watcher never
+    // stages it).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let component = scale_units_host::default_component_path().unwrap();
+    std::fs::copy(&component, watched.join("genuine.wasm.part")).unwrap();
+    std::fs::rename(watched.join("genuine.wasm.part"), watched.join("genuine.wasm")).unwrap();
+    // The same bytes as the active policy: staged again at once (history), nothing to compile.
+    eventually("the genuine component staged", || async {
+        let (status, policies) = Http::connect(address).await.send("GET", "/v1/policies", &[], "").await;
+        assert_eq!(status, 200, "{policies}");
+        policies["history"].as_array().unwrap().iter().any(|event| {
+            event["event"] == "staged"
+                && event["source"].as_str().is_some_and(|source| source.ends_with("genuine.wasm"))
+        })
+    })
+    .await;
+    let rss = status_kib(served.child.id(), "VmHWM:");
+    assert!(rss < 512 << 10, "the huge file was not read whole: peak {rss} kB");
+}
+
+/// The built component with a custom section naming `variant`: another digest, the same code.
+fn variant(component: &[u8], variant: &str) -> Vec<u8> {
+    let mut bytes = component.to_vec();
+    let section = wasm_encoder::CustomSection {
+        name: "scale-units-build".into(),
+        data: std::borrow::Cow::Owned(variant.as_bytes().to_vec()),
+    };
+    wasm_encoder::ComponentSection::append_to_component(&section, &mut bytes);
+    bytes
+}
+
+/// A request on a connection of its own: status and JSON body.
+async fn call(address: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, Value) {
+    let tcp = tokio::net::TcpStream::connect(address).await.unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
+    tokio::spawn(connection);
+    let request = hyper::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "loopback")
+        .header("authorization", BEARER)
+        .body(Full::new(Bytes::from(body.to_vec())))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or_else(|error| panic!("{error}: {bytes:?}")))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn staged_policies_are_capped_and_pins_are_references() {
+    let dir = temp_dir("security-staged");
+    std::fs::write(dir.join("token"), TOKEN).unwrap();
+    // Staging compiles in this debug build, on a shared machine: no request deadline in the way.
+    let token = path_arg(&dir, "token");
+    let args =
+        ["--listen", "127.0.0.1:0", "--token-file", &token, "--max-staged", "2", "--request-timeout-ms", "600000"];
+    let served = serve(&dir, &args);
+    let address = served.address;
+    let component = std::fs::read(scale_units_host::default_component_path().unwrap()).unwrap();
+    let (status, listing) = call(address, "GET", "/v1/policies", b"").await;
+    assert_eq!(status, 200, "{listing}");
+    let active = listing["active"]["digest"].as_str().unwrap().to_owned();
+    let digests: Vec<String> =
+        listing["staged"].as_array().unwrap().iter().map(|s| s["digest"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(digests, std::slice::from_ref(&active));
+
+    // Two variants staged under a cap of 2: the first, unused, is evicted for the second.
+    let (status, a) = call(address, "POST", "/v1/policies", &variant(&component, "a")).await;
+    assert_eq!(status, 201, "{a}");
+    let (status, b) = call(address, "POST", "/v1/policies", &variant(&component, "b")).await;
+    assert_eq!(status, 201, "{b}");
+    let (a, b) = (a["digest"].as_str().unwrap().to_owned(), b["digest"].as_str().unwrap().to_owned());
+    let (_, listing) = call(address, "GET", "/v1/policies", b"").await;
+    let mut staged: Vec<&str> =
+        listing["staged"].as_array().unwrap().iter().map(|s| s["digest"].as_str().unwrap()).collect();
+    staged.sort_unstable();
+    let mut expected = vec![active.as_str(), b.as_str()];
+    expected.sort_unstable();
+    assert_eq!(staged, expected, "{listing}");
+    assert!(
+        listing["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|event| event["event"] == "unstaged" && event["digest"] == a.as_str() && event["evicted"] == true),
+        "{listing}"
+    );
+
+    // Every staged policy in use (active, shadowed): a third is refused, and b cannot be dropped.
+    assert_eq!(call(address, "POST", &format!("/v1/policies/{b}/shadow"), b"").await.0, 200);
+    let (status, refused) = call(address, "POST", "/v1/policies", &variant(&component, "c")).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("staged_full")), "{refused}");
+    let (status, refused) = call(address, "DELETE", &format!("/v1/policies/{b}"), b"").await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("policy_in_use")), "{refused}");
+    assert_eq!(call(address, "DELETE", "/v1/policies/shadow", b"").await.0, 200);
+    let (status, dropped) = call(address, "DELETE", &format!("/v1/policies/{b}"), b"").await;
+    assert_eq!(status, 200, "{dropped}");
+    let (status, refused) = call(address, "DELETE", &format!("/v1/policies/{active}"), b"").await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("policy_in_use")), "{refused}");
+
+    // A pin's unit_ref is a bounded reference: a megabyte of it is refused, a reference pinned.
+    let huge = json!({"unit_ref": "u".repeat(1 << 20)}).to_string();
+    let (status, refused) = call(address, "POST", &format!("/v1/policies/{active}/pin"), huge.as_bytes()).await;
+    assert_eq!(status, 413, "over the body limit: {refused}");
+    let long = json!({"unit_ref": format!("unit:{}", "u".repeat(300))}).to_string();
+    let (status, refused) = call(address, "POST", &format!("/v1/policies/{active}/pin"), long.as_bytes()).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("invalid_ref")), "{refused}");
+    let spaced = json!({"unit_ref": "unit:shop gateway"}).to_string();
+    assert_eq!(call(address, "POST", &format!("/v1/policies/{active}/pin"), spaced.as_bytes()).await.0, 400);
+    let good = json!({"unit_ref": "unit:shop/gateway"}).to_string();
+    assert_eq!(call(address, "POST", &format!("/v1/policies/{active}/pin"), good.as_bytes()).await.0, 200);
+    let (_, listing) = call(address, "GET", "/v1/policies", b"").await;
+    assert_eq!(listing["pins"].as_object().unwrap().len(), 1, "{listing}");
+}
+
+#[test]
+fn the_redis_url_comes_from_a_file_and_no_message_shows_its_password() {
+    let dir = temp_dir("security-redis");
+    let contracts = dir.join("contracts");
+    std::fs::create_dir_all(&contracts).unwrap();
+    write_contract(&contracts, "shop/gateway", &gateway_contract());
+    // Nothing listens on port 1: the connection fails, and the message names no password.
+    std::fs::write(dir.join("redis-url"), "redis://scale-units:hunter2-secret@127.0.0.1:1/0\n").unwrap();
+    let from_file = Command::new(env!("CARGO_BIN_EXE_scale-units"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--units"])
+        .arg(&contracts)
+        .arg("--redis-url-file")
+        .arg(dir.join("redis-url"))
+        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&from_file.stderr);
+    assert!(!from_file.status.success(), "{stderr}");
+    assert!(stderr.contains("Redis") && !stderr.contains("hunter2"), "{stderr}");
+    // Unreadable as a URL, from the environment: the message shows the host, never the secret.
+    let from_env = Command::new(env!("CARGO_BIN_EXE_scale-units"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--units"])
+        .arg(&contracts)
+        .env("SCALE_UNITS_REDIS_URL", "redis://user:hunter2-secret@[not-a-host/0")
+        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&from_env.stderr);
+    assert!(!from_env.status.success(), "{stderr}");
+    assert!(stderr.contains("Redis") && !stderr.contains("hunter2"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

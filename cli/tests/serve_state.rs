@@ -1,0 +1,407 @@
+//! The real `scale-units serve` keeps what must outlive it (issue 20): an admitted scale action
+//! survives `kill -9` in the state folder (`--state-dir`), a retried review is recorded once, and
+//! when the service cannot vouch for a unit's last action — an empty state folder, the memory
+//! store, a Redis restarted without its data — the cooldowns count from the moment it learned it
+//! did not know, never from "no action ever". A state folder on a full disk denies the change it
+//! cannot record.
+//!
+//! The contract (the API gateway example) has a 600 s scale-up cooldown and none for a scale-down:
+//! a scale-down is admitted at once on any new store, and the next scale-up is held either by that
+//! admission or by the store's epoch; `GET /v1/units/{ns}/{name}` says which (`last_action.source`).
+#![allow(
+    clippy::panic,
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "test code: a failed expectation is a test failure"
+)]
+
+#[path = "../../server/tests/kubernetes/mod.rs"]
+mod kubernetes;
+#[path = "../../server/tests/support/mod.rs"]
+mod support;
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use kubernetes::{gateway_contract, gateway_push, scale_review, temp_dir, verdict, write_contract};
+use serde_json::{Value, json};
+use support::Client;
+
+/// The gateway: up 600 s, down 0 s.
+fn contracts(dir: &Path) -> PathBuf {
+    let contracts = dir.join("contracts");
+    std::fs::create_dir_all(&contracts).unwrap();
+    let mut gateway = gateway_contract();
+    gateway["policy"]["scale_up_cooldown_s"] = json!(600);
+    gateway["policy"]["scale_down_cooldown_s"] = json!(0);
+    write_contract(&contracts, "shop/gateway", &gateway);
+    contracts
+}
+
+struct Serve {
+    child: Child,
+    client: Client,
+}
+
+impl Serve {
+    /// The binary over `contracts` with `store` arguments (`--state-dir DIR`, `--redis URL` or none).
+    fn start(contracts: &Path, store: &[&std::ffi::OsStr]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_scale-units"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
+            .arg("--units")
+            .arg(contracts)
+            .args(store)
+            .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let address: SocketAddr =
+            line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line:?}")).parse().unwrap();
+        Self { child, client: Client::new(address).retrying_stale_connections() }
+    }
+
+    fn push(&mut self, body: &Value) {
+        let reply =
+            self.client.send("PUT", "/v1/units/shop/gateway/observations", &[], body.to_string().as_bytes()).unwrap();
+        assert_eq!(reply.status, 200, "{}", reply.body);
+    }
+
+    /// A `deployments/scale` review of `shop/gateway`: (allowed, message, warnings).
+    fn review(&mut self, uid: &str, old: i64, new: i64) -> (bool, String, Vec<String>) {
+        review(&mut self.client, uid, old, new)
+    }
+
+    fn unit(&mut self) -> Value {
+        let reply = self.client.get("/v1/units/shop/gateway").unwrap();
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        reply.json()
+    }
+
+    /// `kill -9`: no shutdown, no flush.
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    fn stop(mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        assert!(self.child.wait().unwrap().success());
+    }
+}
+
+fn review(client: &mut Client, uid: &str, old: i64, new: i64) -> (bool, String, Vec<String>) {
+    let body = scale_review(uid, "shop", "gateway", "deployments", old, new).to_string();
+    let reply = client.post("/v1/admission", &[], body.as_bytes()).unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let (allowed, message, warnings, _) = verdict(&reply.json());
+    (allowed, message, warnings)
+}
+
+/// In-flight requests at which the gateway's decision at 5 replicas is 5 -> 4 (target 100, down by 1).
+fn quiet() -> Value {
+    gateway_push(300)
+}
+
+/// At 640 in flight the decision at 4 replicas is up by 2: 4 -> 6, unless a cooldown holds.
+fn busy() -> Value {
+    gateway_push(640)
+}
+
+fn assert_held(allowed: bool, message: &str) {
+    assert!(!allowed && message.contains("cooldown"), "held for the scale-up cooldown: {message}");
+}
+
+#[test]
+fn an_admitted_action_survives_kill_9_and_an_unknown_past_holds_the_cooldown() {
+    let dir = temp_dir("serve-state");
+    let contracts = contracts(&dir);
+    let state = dir.join("state");
+    let state_arg = [std::ffi::OsStr::new("--state-dir"), state.as_os_str()];
+
+    // A new state folder: the scale-down is admitted, and retried by the API server (same uid):
+    // answered again, recorded once.
+    let mut serve = Serve::start(&contracts, &state_arg);
+    serve.push(&quiet());
+    let (allowed, message, _) = serve.review("uid-down", 5, 4);
+    assert!(allowed, "{message}");
+    let (allowed, message, warnings) = serve.review("uid-down", 5, 4);
+    assert!(allowed, "{message}");
+    assert!(warnings.iter().any(|warning| warning.contains("answered again")), "{warnings:?}");
+    let unit = serve.unit();
+    assert_eq!(unit["journal"]["store"], "state-dir", "{unit}");
+    assert_eq!(unit["journal"]["entries"].as_array().unwrap().len(), 1, "one entry for a retried review: {unit}");
+    assert_eq!(unit["last_action"]["source"], "admission", "{unit}");
+    assert!(state.join("scale-units.redb").is_file());
+    serve.kill();
+
+    // Restarted on the same folder after kill -9: the admission is there, and it holds the
+    // scale-up (the collector pushes again, without `last_action_at`).
+    let mut serve = Serve::start(&contracts, &state_arg);
+    serve.push(&busy());
+    let (allowed, message, _) = serve.review("uid-up", 4, 6);
+    assert_held(allowed, &message);
+    let unit = serve.unit();
+    let last = &unit["last_action"];
+    assert_eq!(last["source"], "admission", "{unit}");
+    assert_eq!((last["admission"]["from"].as_u64(), last["admission"]["to"].as_u64()), (Some(5), Some(4)), "{unit}");
+    assert_eq!(last["admission"]["review_uid"], "uid-down", "{unit}");
+    assert!(last["admission"]["decision_id"].as_str().unwrap().starts_with("scale-decision:"), "{unit}");
+    assert_eq!(last["at"], last["admission"]["at"], "{unit}");
+    let entries = unit["journal"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{unit}");
+    assert_eq!(entries[0]["review_uid"], "uid-down");
+    // A collector's `null` does not erase it.
+    serve.push(&json!({"last_action_at": null}));
+    let (allowed, message, _) = serve.review("uid-up-2", 4, 6);
+    assert_held(allowed, &message);
+    assert_eq!(serve.unit()["last_action"]["source"], "admission");
+    serve.stop();
+
+    // An empty state folder cannot vouch for anything: the cooldown counts from the start.
+    let empty = dir.join("empty-state");
+    let mut serve = Serve::start(&contracts, &[std::ffi::OsStr::new("--state-dir"), empty.as_os_str()]);
+    serve.push(&busy());
+    let (allowed, message, _) = serve.review("uid-up-3", 4, 6);
+    assert_held(allowed, &message);
+    let unit = serve.unit();
+    assert_eq!(unit["last_action"]["source"], "unknown", "{unit}");
+    assert_eq!(unit["last_action"]["admission"], Value::Null, "{unit}");
+    assert_eq!(unit["journal"]["entries"], json!([]), "{unit}");
+    serve.stop();
+
+    // Nor can the memory store (no --state-dir, no --redis): the same.
+    let mut serve = Serve::start(&contracts, &[]);
+    serve.push(&busy());
+    let (allowed, message, _) = serve.review("uid-up-4", 4, 6);
+    assert_held(allowed, &message);
+    let unit = serve.unit();
+    assert_eq!(
+        (unit["last_action"]["source"].as_str(), unit["journal"]["store"].as_str()),
+        (Some("unknown"), Some("memory"))
+    );
+    serve.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `redis-server` without persistence on a loopback port.
+struct Redis {
+    port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl Redis {
+    fn start(dir: &Path) -> Self {
+        let port = {
+            // Below the ephemeral range: a reconnecting client cannot hold it while Redis restarts.
+            let base = 23_000 + u16::try_from(std::process::id() % 500).unwrap() * 7;
+            (base..base + 7).find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok()).unwrap()
+        };
+        let mut redis = Self { port, dir: dir.to_owned(), child: None };
+        redis.spawn();
+        redis
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server (apt-get install redis-server; .ci/run does)");
+        self.child = Some(child);
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(30), "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[test]
+fn a_redis_that_lost_its_data_holds_the_cooldown_from_when_it_was_found_empty() {
+    let dir = temp_dir("serve-state-redis");
+    let contracts = contracts(&dir);
+    let mut redis = Redis::start(&dir);
+    let url = format!("redis://127.0.0.1:{}/", redis.port);
+    let mut serve = Serve::start(&contracts, &[std::ffi::OsStr::new("--redis"), std::ffi::OsStr::new(&url)]);
+    serve.push(&quiet());
+    let (allowed, message, _) = serve.review("uid-down", 5, 4);
+    assert!(allowed, "{message}");
+    let unit = serve.unit();
+    assert_eq!(
+        (unit["last_action"]["source"].as_str(), unit["journal"]["store"].as_str()),
+        (Some("admission"), Some("redis"))
+    );
+    assert_eq!(unit["journal"]["entries"].as_array().unwrap().len(), 1, "{unit}");
+
+    // Redis restarts empty (no RDB, no AOF): the admission is gone, and so is the epoch key.
+    redis.kill();
+    redis.spawn();
+    let started = Instant::now();
+    loop {
+        let reply = serve
+            .client
+            .send("PUT", "/v1/units/shop/gateway/observations", &[], busy().to_string().as_bytes())
+            .unwrap();
+        if reply.status == 200 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the service never reconnected: {}", reply.body);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (allowed, message, _) = serve.review("uid-up", 4, 6);
+    assert_held(allowed, &message);
+    let unit = serve.unit();
+    assert_eq!(
+        unit["last_action"]["source"], "unknown",
+        "the record was lost, the cooldown counts from the loss: {unit}"
+    );
+    assert_eq!(unit["last_action"]["admission"], Value::Null, "{unit}");
+    serve.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Mounts a tmpfs on `$1` with the state folder in it, runs the service, waits for the file `$3`,
+/// then fills the tmpfs and says so; reports the service's exit.
+const FULL_DISK: &str = r#"
+set -u
+mount -t tmpfs -o size=4m tmpfs "$1" || exit 90
+"$4" serve --listen 127.0.0.1:0 --units "$2" --state-dir "$1/state" --shutdown-delay-ms 0 --audit-log /dev/null &
+pid=$!
+echo "pid $pid"
+while [ ! -e "$3" ]; do sleep 0.05; done
+dd if=/dev/zero of="$1/filler" bs=4k 2>/dev/null
+echo "filled $(df -k "$1" | awk 'NR == 2 { print $4 }')"
+wait $pid
+echo "exit $?"
+"#;
+
+#[test]
+fn a_state_folder_on_a_full_disk_denies_the_change_it_cannot_record() {
+    let dir = temp_dir("serve-state-full");
+    let contracts = contracts(&dir);
+    let mount = dir.join("mount");
+    std::fs::create_dir_all(&mount).unwrap();
+    let trigger = dir.join("fill-now");
+    let mut child = Command::new("unshare")
+        .args(["-rm", "sh", "-c", FULL_DISK, "sh"])
+        .arg(&mount)
+        .arg(&contracts)
+        .arg(&trigger)
+        .arg(env!("CARGO_BIN_EXE_scale-units"))
+        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("`unshare` (util-linux) runs the service in a mount namespace of its own");
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        stderr.read_to_string(&mut text).unwrap();
+        text
+    });
+    let (lines, stdout) = mpsc::channel();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while out.read_line(&mut line).is_ok_and(|read| read > 0) {
+            if lines.send(line.trim().to_owned()).is_err() {
+                break;
+            }
+            line.clear();
+        }
+    });
+    let unshare = child.id();
+    let next_line = || {
+        stdout.recv_timeout(Duration::from_secs(120)).unwrap_or_else(|_| {
+            let _ = Command::new("kill").arg(unshare.to_string()).status();
+            panic!("the service said nothing for 120 s")
+        })
+    };
+    let (mut pid, mut address) = (None, None);
+    while pid.is_none() || address.is_none() {
+        let line = next_line();
+        if let Some(rest) = line.strip_prefix("pid ") {
+            pid = Some(rest.parse::<u32>().unwrap());
+        } else if let Some(rest) = line.strip_prefix("listening on ") {
+            address = Some(rest.parse::<SocketAddr>().unwrap());
+        } else {
+            panic!("unexpected output {line:?} (90: the tmpfs could not be mounted)");
+        }
+    }
+    let (pid, address) = (pid.unwrap(), address.unwrap());
+    let mut client = Client::new(address).retrying_stale_connections();
+    let reply = client.send("PUT", "/v1/units/shop/gateway/observations", &[], quiet().to_string().as_bytes()).unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+
+    std::fs::write(&trigger, b"").unwrap();
+    let filled = next_line();
+    assert_eq!(filled.strip_prefix("filled "), Some("0"), "the tmpfs is full: {filled}");
+    let (allowed, message, _) = review(&mut client, "uid-down", 5, 4);
+    assert!(!allowed, "a change whose cooldown cannot be recorded is not admitted: {message}");
+    assert!(message.contains("cannot be recorded"), "{message}");
+    // Nothing was recorded: the unit's last action is still the folder's epoch.
+    let reply = client.get("/v1/units/shop/gateway").unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.json()["last_action"]["source"], "unknown", "{}", reply.body);
+
+    let status = Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+    assert!(status.success());
+    let exit = next_line();
+    assert!(child.wait().unwrap().success());
+    let stderr = stderr.join().unwrap();
+    assert_eq!(exit, "exit 0", "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_state_lives_in_one_place_and_beside_a_units_folder() {
+    let dir = temp_dir("serve-state-usage");
+    let contracts = contracts(&dir);
+    let serve = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_scale-units"))
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let state = dir.join("state");
+    let both = serve(&[
+        "--units".as_ref(),
+        contracts.as_os_str(),
+        "--state-dir".as_ref(),
+        state.as_os_str(),
+        "--redis".as_ref(),
+        "redis://127.0.0.1:1/".as_ref(),
+    ]);
+    assert_eq!(both.status.code(), Some(64), "{}", String::from_utf8_lossy(&both.stderr));
+    let alone = serve(&["--state-dir".as_ref(), state.as_os_str()]);
+    assert_eq!(alone.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("--state-dir needs --units"));
+    assert!(!state.exists(), "nothing is created on a usage error");
+    let _ = std::fs::remove_dir_all(&dir);
+}

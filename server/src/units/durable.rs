@@ -1,0 +1,511 @@
+//! The ledger of admitted scale actions: what must outlive the service. Per unit, the last
+//! admitted change (time, from → to, decision id, review uid), a journal of the accepted decisions
+//! keyed by decision id, and the review uids already admitted (a replayed review records nothing
+//! new). Bounded per unit ([`JOURNAL_MAX_PER_UNIT`]) and by age ([`JOURNAL_MAX_AGE_MS`]).
+//!
+//! Three homes, one contract: a redb file in a state folder (each admission committed with redb's
+//! default `Durability::Immediate`, an fsync, before the answer leaves), Redis (shared by every
+//! replica; durable only as Redis's AOF makes it), or redb in memory (lost with the process).
+//!
+//! Each home has an epoch: the moment from which it vouches for every admission. A unit with no
+//! record has no known action since the epoch, never "no action ever": the cooldown counts from
+//! the epoch. A new state folder, a new process (memory) and a Redis that lost its data (its
+//! epoch key is gone) all start a new epoch at the moment the service learns it.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redis::aio::ConnectionManager;
+use serde::{Deserialize, Serialize};
+
+use super::UnitError;
+
+/// Most journal entries (and remembered review uids) kept per unit.
+pub const JOURNAL_MAX_PER_UNIT: usize = 64;
+/// Journal entries and review uids older than this (7 days, in milliseconds) are dropped.
+pub const JOURNAL_MAX_AGE_MS: i64 = 7 * 24 * 3600 * 1000;
+
+const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
+const LAST: TableDefinition<&str, &str> = TableDefinition::new("last_action");
+const JOURNAL: TableDefinition<&str, &str> = TableDefinition::new("journal");
+const REVIEWS: TableDefinition<&str, &str> = TableDefinition::new("reviews");
+
+/// The state folder's database file.
+pub const STATE_FILE: &str = "scale-units.redb";
+
+/// The Redis key of the epoch (no hash tag: read beside one unit's keys only on a single node; on
+/// a cluster it is read on its own).
+const REDIS_EPOCH: &str = "scale-units:epoch";
+
+/// One admitted change of a unit's replica count.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Admission {
+    /// When it was admitted (the service's clock), RFC 3339 in whole seconds.
+    pub at: String,
+    /// The same, in milliseconds since the Unix epoch.
+    pub at_ms: i64,
+    /// The replica count before.
+    pub from: u64,
+    /// The replica count admitted.
+    pub to: u64,
+    /// The decision that admitted it (`None`: a recovery toward the bounds, an override).
+    pub decision_id: Option<String>,
+    /// The `AdmissionReview`'s `request.uid`.
+    pub review_uid: String,
+    /// Set when this record replaces one that could not be read: the time is when the service
+    /// learned it did not know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// What [`Units::record_admission`](super::Units::record_admission) did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// The admission is recorded (and its decision journaled, unless it already was).
+    New,
+    /// The review uid was already recorded for the unit: nothing changed.
+    Replayed,
+}
+
+/// A unit's last admission as the ledger knows it, and the epoch it vouches from.
+#[derive(Clone, Debug)]
+pub(crate) struct Known {
+    pub(crate) last: Option<Admission>,
+    /// From when the ledger vouches (`None`: the embedder said no unit acted before).
+    pub(crate) epoch_ms: Option<i64>,
+}
+
+pub(crate) enum Ledger {
+    Redb { db: Arc<Database>, epoch_ms: Option<i64>, kind: &'static str },
+    Redis { manager: ConnectionManager, no_prior: bool },
+}
+
+fn store_error(what: &str) -> impl Fn(redb::Error) -> UnitError + '_ {
+    move |error| UnitError::Store(format!("the state store cannot {what}: {error}"))
+}
+
+fn redis_error(error: &redis::RedisError) -> UnitError {
+    UnitError::Store(format!("the scale-action ledger in Redis failed: {error}"))
+}
+
+/// `ns/name` and a separator no key contains, so that one unit's entries form a range.
+fn prefix(unit: &str) -> String {
+    format!("{unit}\u{1f}")
+}
+
+impl Ledger {
+    /// A ledger in this process (its epoch is now, unless `no_prior`).
+    pub(crate) fn memory(now_ms: i64, no_prior: bool) -> Result<Self, UnitError> {
+        let db = Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(|error| store_error("start")(error.into()))?;
+        let epoch_ms = open_epoch(&db, now_ms)?;
+        Ok(Self::Redb { db: Arc::new(db), epoch_ms: (!no_prior).then_some(epoch_ms), kind: "memory" })
+    }
+
+    /// The ledger of the state folder `dir` (created when missing); its epoch is the one written
+    /// when the file was created.
+    pub(crate) fn open(dir: &Path, now_ms: i64, no_prior: bool) -> Result<Self, UnitError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|error| UnitError::Config(format!("cannot create the state folder {}: {error}", dir.display())))?;
+        let path = dir.join(STATE_FILE);
+        let db = Database::create(&path)
+            .map_err(|error| UnitError::Config(format!("cannot open the state store {}: {error}", path.display())))?;
+        let epoch_ms = open_epoch(&db, now_ms)?;
+        Ok(Self::Redb { db: Arc::new(db), epoch_ms: (!no_prior).then_some(epoch_ms), kind: "state-dir" })
+    }
+
+    /// The ledger in Redis; writes the epoch unless one is there.
+    pub(crate) async fn redis(manager: ConnectionManager, now_ms: i64, no_prior: bool) -> Result<Self, UnitError> {
+        redis_epoch(&manager, now_ms).await?;
+        Ok(Self::Redis { manager, no_prior })
+    }
+
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Self::Redb { kind, .. } => kind,
+            Self::Redis { .. } => "redis",
+        }
+    }
+
+    /// The unit's last admission and the ledger's epoch. A record that cannot be read is replaced
+    /// by one at `now_ms` (the cooldown counts from when the service learned it did not know).
+    pub(crate) async fn known(&self, unit: &str, now_ms: i64) -> Result<Known, UnitError> {
+        match self {
+            Self::Redb { db, epoch_ms, .. } => {
+                let (db, key) = (Arc::clone(db), unit.to_owned());
+                let last = blocking(move || redb_last(&db, &key, now_ms)).await?;
+                Ok(Known { last, epoch_ms: *epoch_ms })
+            }
+            Self::Redis { manager, no_prior } => {
+                let mut connection = manager.clone();
+                let key = redis_last_key(unit);
+                let (epoch, last): (Option<i64>, Option<String>) = redis::pipe()
+                    .cmd("GET")
+                    .arg(REDIS_EPOCH)
+                    .cmd("GET")
+                    .arg(&key)
+                    .query_async(&mut connection)
+                    .await
+                    .map_err(|error| redis_error(&error))?;
+                // The epoch is gone: Redis lost its data. A new epoch starts now.
+                let epoch = match epoch {
+                    Some(epoch) => epoch,
+                    None => redis_epoch(manager, now_ms).await?,
+                };
+                let last = match last {
+                    None => None,
+                    Some(text) => match serde_json::from_str::<Admission>(&text) {
+                        Ok(admission) => Some(admission),
+                        Err(error) => {
+                            let replaced = unreadable(now_ms, &error.to_string());
+                            let _: () = redis::cmd("SET")
+                                .arg(&key)
+                                .arg(to_json(&replaced)?)
+                                .query_async(&mut connection)
+                                .await
+                                .map_err(|error| redis_error(&error))?;
+                            Some(replaced)
+                        }
+                    },
+                };
+                Ok(Known { last, epoch_ms: (!no_prior).then_some(epoch) })
+            }
+        }
+    }
+
+    /// The admission recorded for `uid` on the unit, if any.
+    pub(crate) async fn review(&self, unit: &str, uid: &str) -> Result<Option<Admission>, UnitError> {
+        let text = match self {
+            Self::Redb { db, .. } => {
+                let (db, key) = (Arc::clone(db), format!("{}{uid}", prefix(unit)));
+                blocking(move || {
+                    let read = db.begin_read().map_err(|error| store_error("read")(error.into()))?;
+                    let table = match read.open_table(REVIEWS) {
+                        Ok(table) => table,
+                        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+                        Err(error) => return Err(store_error("read")(error.into())),
+                    };
+                    let value = table.get(key.as_str()).map_err(|error| store_error("read")(error.into()))?;
+                    Ok(value.map(|value| value.value().to_owned()))
+                })
+                .await?
+            }
+            Self::Redis { manager, .. } => {
+                let mut connection = manager.clone();
+                redis::cmd("GET")
+                    .arg(redis_review_key(unit, uid))
+                    .query_async::<Option<String>>(&mut connection)
+                    .await
+                    .map_err(|error| redis_error(&error))?
+            }
+        };
+        Ok(text.and_then(|text| serde_json::from_str(&text).ok()))
+    }
+
+    /// Records an admission: the unit's last action (only ever moved later), the decision in the
+    /// journal (once per decision id) and the review uid (once: a replay changes nothing).
+    /// Committed durably (redb: fsync; Redis: as its AOF) before it returns.
+    pub(crate) async fn record(&self, unit: &str, admission: Admission) -> Result<Recorded, UnitError> {
+        let entry = journal_key(&admission);
+        let text = to_json(&admission)?;
+        match self {
+            Self::Redb { db, .. } => {
+                let (db, unit) = (Arc::clone(db), unit.to_owned());
+                blocking(move || redb_record(&db, &unit, &admission, &entry, &text)).await
+            }
+            Self::Redis { manager, .. } => {
+                let mut connection = manager.clone();
+                let recorded: i64 = redis::cmd("EVAL")
+                    .arg(RECORD_SCRIPT)
+                    .arg(3)
+                    .arg(redis_review_key(unit, &admission.review_uid))
+                    .arg(redis_last_key(unit))
+                    .arg(redis_journal_key(unit))
+                    .arg(&text)
+                    .arg(admission.at_ms)
+                    .arg(&entry)
+                    .arg(JOURNAL_MAX_AGE_MS)
+                    .query_async(&mut connection)
+                    .await
+                    .map_err(|error| redis_error(&error))?;
+                if recorded == 0 {
+                    return Ok(Recorded::Replayed);
+                }
+                redis_trim(manager, unit).await?;
+                Ok(Recorded::New)
+            }
+        }
+    }
+
+    /// The unit's journal, oldest first.
+    pub(crate) async fn journal(&self, unit: &str) -> Result<Vec<Admission>, UnitError> {
+        let texts: Vec<String> = match self {
+            Self::Redb { db, .. } => {
+                let (db, unit) = (Arc::clone(db), unit.to_owned());
+                blocking(move || {
+                    let read = db.begin_read().map_err(|error| store_error("read")(error.into()))?;
+                    let table = match read.open_table(JOURNAL) {
+                        Ok(table) => table,
+                        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+                        Err(error) => return Err(store_error("read")(error.into())),
+                    };
+                    range_of(&table, &unit).map(|entries| entries.into_iter().map(|(_, text)| text).collect())
+                })
+                .await?
+            }
+            Self::Redis { manager, .. } => {
+                let mut connection = manager.clone();
+                redis::cmd("HVALS")
+                    .arg(redis_journal_key(unit))
+                    .query_async(&mut connection)
+                    .await
+                    .map_err(|error| redis_error(&error))?
+            }
+        };
+        let mut entries: Vec<Admission> = texts.iter().filter_map(|text| serde_json::from_str(text).ok()).collect();
+        entries.sort_by_key(|entry| entry.at_ms);
+        Ok(entries)
+    }
+}
+
+/// The record that replaces an unreadable one.
+fn unreadable(now_ms: i64, why: &str) -> Admission {
+    Admission {
+        at: format_ms(now_ms),
+        at_ms: now_ms,
+        from: 0,
+        to: 0,
+        decision_id: None,
+        review_uid: String::new(),
+        note: Some(format!("replaces a record that could not be read ({why})")),
+    }
+}
+
+/// `ms` as RFC 3339 in whole seconds, `Z`.
+pub(crate) fn format_ms(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+fn to_json(admission: &Admission) -> Result<String, UnitError> {
+    serde_json::to_string(admission).map_err(|error| UnitError::Store(format!("cannot encode a record: {error}")))
+}
+
+fn journal_key(admission: &Admission) -> String {
+    match &admission.decision_id {
+        Some(id) => id.clone(),
+        None => format!("review:{}", admission.review_uid),
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, UnitError> + Send + 'static,
+) -> Result<T, UnitError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| UnitError::Store(format!("the state store task failed: {error}")))?
+}
+
+/// The epoch of a redb ledger: the one it holds, else `now_ms`, written.
+fn open_epoch(db: &Database, now_ms: i64) -> Result<i64, UnitError> {
+    let write = db.begin_write().map_err(|error| store_error("start")(error.into()))?;
+    let epoch = {
+        let mut meta = write.open_table(META).map_err(|error| store_error("start")(error.into()))?;
+        let held = meta
+            .get("epoch_ms")
+            .map_err(|error| store_error("start")(error.into()))?
+            .and_then(|value| value.value().parse::<i64>().ok());
+        match held {
+            Some(epoch) => epoch,
+            None => {
+                meta.insert("epoch_ms", now_ms.to_string().as_str())
+                    .map_err(|error| store_error("start")(error.into()))?;
+                now_ms
+            }
+        }
+    };
+    // Also creates every table, so that readers never meet a missing one.
+    for table in [LAST, JOURNAL, REVIEWS] {
+        write.open_table(table).map_err(|error| store_error("start")(error.into()))?;
+    }
+    write.commit().map_err(|error| store_error("start")(error.into()))?;
+    Ok(epoch)
+}
+
+fn redb_last(db: &Database, unit: &str, now_ms: i64) -> Result<Option<Admission>, UnitError> {
+    let read = db.begin_read().map_err(|error| store_error("read")(error.into()))?;
+    let text = {
+        let table = read.open_table(LAST).map_err(|error| store_error("read")(error.into()))?;
+        let value = table.get(unit).map_err(|error| store_error("read")(error.into()))?;
+        value.map(|value| value.value().to_owned())
+    };
+    drop(read);
+    let Some(text) = text else { return Ok(None) };
+    match serde_json::from_str::<Admission>(&text) {
+        Ok(admission) => Ok(Some(admission)),
+        Err(error) => {
+            let replaced = unreadable(now_ms, &error.to_string());
+            let write = db.begin_write().map_err(|error| store_error("write")(error.into()))?;
+            {
+                let mut table = write.open_table(LAST).map_err(|error| store_error("write")(error.into()))?;
+                table.insert(unit, to_json(&replaced)?.as_str()).map_err(|error| store_error("write")(error.into()))?;
+            }
+            write.commit().map_err(|error| store_error("write")(error.into()))?;
+            Ok(Some(replaced))
+        }
+    }
+}
+
+fn redb_record(
+    db: &Database,
+    unit: &str,
+    admission: &Admission,
+    entry: &str,
+    text: &str,
+) -> Result<Recorded, UnitError> {
+    let fail = store_error("record the admission");
+    let write = db.begin_write().map_err(|error| fail(error.into()))?;
+    {
+        let mut reviews = write.open_table(REVIEWS).map_err(|error| fail(error.into()))?;
+        let review = format!("{}{}", prefix(unit), admission.review_uid);
+        if reviews.get(review.as_str()).map_err(|error| fail(error.into()))?.is_some() {
+            return Ok(Recorded::Replayed);
+        }
+        reviews.insert(review.as_str(), text).map_err(|error| fail(error.into()))?;
+        prune(&mut reviews, unit, admission.at_ms).map_err(&fail)?;
+
+        let mut last = write.open_table(LAST).map_err(|error| fail(error.into()))?;
+        let later = match last.get(unit).map_err(|error| fail(error.into()))? {
+            Some(held) => {
+                serde_json::from_str::<Admission>(held.value()).map_or(true, |held| held.at_ms <= admission.at_ms)
+            }
+            None => true,
+        };
+        if later {
+            last.insert(unit, text).map_err(|error| fail(error.into()))?;
+        }
+
+        let mut journal = write.open_table(JOURNAL).map_err(|error| fail(error.into()))?;
+        let key = format!("{}{entry}", prefix(unit));
+        if journal.get(key.as_str()).map_err(|error| fail(error.into()))?.is_none() {
+            journal.insert(key.as_str(), text).map_err(|error| fail(error.into()))?;
+        }
+        prune(&mut journal, unit, admission.at_ms).map_err(&fail)?;
+    }
+    // Durability::Immediate (redb's default): the commit returns once the file is synced.
+    write.commit().map_err(|error| fail(error.into()))?;
+    Ok(Recorded::New)
+}
+
+/// The `(key, value)` pairs of one unit in `table`.
+fn range_of(
+    table: &impl ReadableTable<&'static str, &'static str>,
+    unit: &str,
+) -> Result<Vec<(String, String)>, UnitError> {
+    let start = prefix(unit);
+    let end = format!("{unit}\u{20}");
+    let mut entries = Vec::new();
+    for item in table.range(start.as_str()..end.as_str()).map_err(|error| store_error("read")(error.into()))? {
+        let (key, value) = item.map_err(|error| store_error("read")(error.into()))?;
+        entries.push((key.value().to_owned(), value.value().to_owned()));
+    }
+    Ok(entries)
+}
+
+/// Drops the unit's entries older than the age bound and beyond the count bound.
+fn prune(table: &mut redb::Table<'_, &'static str, &'static str>, unit: &str, now_ms: i64) -> Result<(), redb::Error> {
+    let entries = range_of(&*table, unit).map_err(|error| redb::Error::Corrupted(error.to_string()))?;
+    let mut dated: Vec<(i64, String)> = entries
+        .into_iter()
+        .map(|(key, text)| {
+            let at = serde_json::from_str::<Admission>(&text).map_or(i64::MIN, |entry| entry.at_ms);
+            (at, key)
+        })
+        .collect();
+    dated.sort();
+    let excess = dated.len().saturating_sub(JOURNAL_MAX_PER_UNIT);
+    for (index, (at, key)) in dated.iter().enumerate() {
+        if index < excess || *at < now_ms.saturating_sub(JOURNAL_MAX_AGE_MS) {
+            table.remove(key.as_str())?;
+        }
+    }
+    Ok(())
+}
+
+fn redis_last_key(unit: &str) -> String {
+    format!("scale-units:{{{unit}}}:admitted")
+}
+
+fn redis_journal_key(unit: &str) -> String {
+    format!("scale-units:{{{unit}}}:journal")
+}
+
+fn redis_review_key(unit: &str, uid: &str) -> String {
+    format!("scale-units:{{{unit}}}:review:{uid}")
+}
+
+/// Writes the epoch unless one is there; returns the one that is.
+async fn redis_epoch(manager: &ConnectionManager, now_ms: i64) -> Result<i64, UnitError> {
+    let mut connection = manager.clone();
+    let (epoch,): (Option<i64>,) = redis::pipe()
+        .cmd("SET")
+        .arg(REDIS_EPOCH)
+        .arg(now_ms)
+        .arg("NX")
+        .ignore()
+        .cmd("GET")
+        .arg(REDIS_EPOCH)
+        .query_async(&mut connection)
+        .await
+        .map_err(|error| redis_error(&error))?;
+    epoch.ok_or_else(|| UnitError::Store("the Redis epoch key cannot be read back".to_owned()))
+}
+
+/// Drops the oldest journal entries beyond the count bound.
+async fn redis_trim(manager: &ConnectionManager, unit: &str) -> Result<(), UnitError> {
+    let mut connection = manager.clone();
+    let key = redis_journal_key(unit);
+    let count: usize =
+        redis::cmd("HLEN").arg(&key).query_async(&mut connection).await.map_err(|error| redis_error(&error))?;
+    if count <= JOURNAL_MAX_PER_UNIT {
+        return Ok(());
+    }
+    let all: Vec<(String, String)> =
+        redis::cmd("HGETALL").arg(&key).query_async(&mut connection).await.map_err(|error| redis_error(&error))?;
+    let mut dated: Vec<(i64, String)> = all
+        .into_iter()
+        .map(|(field, text)| (serde_json::from_str::<Admission>(&text).map_or(i64::MIN, |entry| entry.at_ms), field))
+        .collect();
+    dated.sort();
+    let excess: Vec<String> = dated.into_iter().take(count - JOURNAL_MAX_PER_UNIT).map(|(_, field)| field).collect();
+    let _: () = redis::cmd("HDEL")
+        .arg(&key)
+        .arg(excess)
+        .query_async(&mut connection)
+        .await
+        .map_err(|error| redis_error(&error))?;
+    Ok(())
+}
+
+/// KEYS: the review uid's key, the unit's last admission, the unit's journal. ARGV: the
+/// admission's JSON, its time in ms, its journal field, the age bound in ms. Returns 0 for a
+/// replayed review (nothing written), else 1. One script: atomic on the unit's shard.
+const RECORD_SCRIPT: &str = r"
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[4]) then return 0 end
+local held = redis.call('GET', KEYS[2])
+local later = true
+if held then
+  local ok, doc = pcall(cjson.decode, held)
+  if ok and type(doc) == 'table' and tonumber(doc.at_ms) and tonumber(doc.at_ms) > tonumber(ARGV[2]) then
+    later = false
+  end
+end
+if later then redis.call('SET', KEYS[2], ARGV[1]) end
+redis.call('HSETNX', KEYS[3], ARGV[3], ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
+return 1
+";
