@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use crate::{ComponentArgs, Failure, Format};
 
 const AFTER_HELP: &str = "\
-Evidence is kept in this process only (nothing is written to a service's store). Exit codes: 0 \
+Evidence is kept in this process only (nothing is written to a service's store), and no scale \
+action is assumed: the decision is the one the evidence leads to with the cooldowns elapsed (the \
+service applies the last action it recorded). Exit codes: 0 \
 every source stored an observation; 1 a source was refused (its cause printed), or a host \
 failure; 64 bad usage.";
 
@@ -68,25 +70,19 @@ async fn collect(dir: PathBuf, component: ComponentArgs, only: Option<UnitKey>, 
     }
     let registry = Arc::new(PolicyRegistry::builder().policy_builder(policy_builder).build());
     let source = crate::ComponentSource::resolve(component.component.as_deref())?;
-    let staging = Arc::clone(&registry);
-    let staged = tokio::task::spawn_blocking(move || match source {
-        crate::ComponentSource::File(path) => staging.stage_file(&path),
-        crate::ComponentSource::Bundled => match scale_units_host::bundled_component() {
-            Some((bytes, digest)) => staging.stage(scale_units_host::Candidate::new(bytes).expected_digest(digest)),
-            None => Err(scale_units_host::RegistryError::Host(scale_units_host::HostError::NotBundled)),
-        },
-    })
-    .await
-    .map_err(|error| Failure::Host(error.to_string()))?
-    .map_err(|error| Failure::Host(format!("the policy was refused: {error}")))?;
+    let staged = source.stage_in(&registry).await?;
     if let Some(expected) = &component.expect_digest
         && *expected != staged.digest
     {
         return Err(Failure::Host(format!("the component's digest is {}, not {expected}", staged.digest)));
     }
     registry.activate(&staged.digest).map_err(|error| Failure::Host(error.to_string()))?;
-    let units =
-        Units::builder(registry).contracts_dir(&dir).build().await.map_err(|error| Failure::Host(error.to_string()))?;
+    let units = Units::builder(registry)
+        .contracts_dir(&dir)
+        .no_prior_actions()
+        .build()
+        .await
+        .map_err(|error| Failure::Host(error.to_string()))?;
     let keys = match only {
         Some(key) => {
             if units.sources(&key).is_none() {

@@ -363,6 +363,24 @@ impl ComponentSource {
             Err(error) => bundled_component().map(|_| Self::Bundled).ok_or(error),
         }
     }
+
+    /// Stages this component in `registry` (off the async runtime: compiling takes a while).
+    pub(crate) async fn stage_in(
+        self,
+        registry: &std::sync::Arc<scale_units_host::PolicyRegistry>,
+    ) -> Result<scale_units_host::registry::StagedPolicy, Failure> {
+        let staging = std::sync::Arc::clone(registry);
+        tokio::task::spawn_blocking(move || match self {
+            Self::File(path) => staging.stage_file(&path),
+            Self::Bundled => match bundled_component() {
+                Some((bytes, digest)) => staging.stage(scale_units_host::Candidate::new(bytes).expected_digest(digest)),
+                None => Err(scale_units_host::RegistryError::Host(HostError::NotBundled)),
+            },
+        })
+        .await
+        .map_err(|error| Failure::Host(error.to_string()))?
+        .map_err(|error| Failure::Host(format!("the policy was refused: {error}")))
+    }
 }
 
 /// Loads the component the options name, or the default one.

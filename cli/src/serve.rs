@@ -221,17 +221,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     let registry = Arc::new(builder.policy_builder(policy_builder).max_staged(options.max_staged).build());
 
     let source = crate::ComponentSource::resolve(options.policy.as_deref())?;
-    let staging = Arc::clone(&registry);
-    let staged = tokio::task::spawn_blocking(move || match source {
-        crate::ComponentSource::File(path) => staging.stage_file(&path),
-        crate::ComponentSource::Bundled => match scale_units_host::bundled_component() {
-            Some((bytes, digest)) => staging.stage(scale_units_host::Candidate::new(bytes).expected_digest(digest)),
-            None => Err(scale_units_host::RegistryError::Host(scale_units_host::HostError::NotBundled)),
-        },
-    })
-    .await
-    .map_err(|error| Failure::Host(error.to_string()))?
-    .map_err(|error| Failure::Host(format!("the policy was refused: {error}")))?;
+    let staged = source.stage_in(&registry).await?;
     registry.activate(&staged.digest).map_err(|error| Failure::Host(error.to_string()))?;
     eprintln!(
         "scale-units serve: active policy {} (evaluator {}, {} conformance vectors passed, cache: {})",
