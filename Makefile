@@ -73,8 +73,8 @@ test-server: component redis-setup
 ## The `scale-units` command: every subcommand, every example and vector, bad input, and the real
 ## binary serving (drain on SIGTERM, KEDA beside HTTP and over mutual TLS, a full disk, the
 ## webhook's break glass and recovery, the audit log, the listeners' limits, the state that
-## survives kill -9 and a Redis that lost its data, evidence collected from a real Prometheus and Redis). The image's own test is `make test-image`
-## (it needs the release musl build and root).
+## survives kill -9 and a Redis that lost its data, evidence collected from a real Prometheus and
+## Redis). The image's own test is `make test-image-check` (a musl build of the binary, and root).
 test-cli: component redis-setup prometheus-setup
 	$(CARGO) test --locked -p scale-units-cli
 
