@@ -42,7 +42,6 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 
 use metrics::Metrics;
 use scale_units_host::CacheStatus;
@@ -65,7 +64,9 @@ pub struct ServiceConfig {
     pub max_component_bytes: usize,
     /// Most requests in one batch.
     pub max_batch: usize,
-    /// Evaluations running at once on the blocking pool.
+    /// Evaluations running at once on the blocking pool. With [`Self::units`], the units' limit
+    /// ([`crate::units::UnitsBuilder::workers`]) is the service's instead: one limit for every
+    /// evaluation, whichever route or listener asked for it.
     pub workers: usize,
     /// After the shutdown signal: serve on with `/ready` failing for this long.
     pub shutdown_delay: Duration,
@@ -129,7 +130,7 @@ struct Shared {
     token_digest: Option<[u8; 32]>,
     ready: AtomicBool,
     metrics: Metrics,
-    permits: Semaphore,
+    workers: Arc<crate::workers::Workers>,
 }
 
 /// The decision service over one registry.
@@ -142,7 +143,10 @@ impl Service {
     /// A service over `registry`; it is ready at once (activate a policy first).
     pub fn new(registry: Arc<PolicyRegistry>, config: ServiceConfig) -> Self {
         let token_digest = config.token.as_deref().map(|token| Sha256::digest(token.as_bytes()).into());
-        let permits = Semaphore::new(config.workers.max(1));
+        let workers = config
+            .units
+            .as_ref()
+            .map_or_else(|| crate::workers::Workers::new(config.workers), |units| Arc::clone(units.workers()));
         Self {
             shared: Arc::new(Shared {
                 registry,
@@ -150,7 +154,7 @@ impl Service {
                 token_digest,
                 ready: AtomicBool::new(true),
                 metrics: Metrics::default(),
-                permits,
+                workers,
             }),
         }
     }
@@ -310,6 +314,21 @@ async fn ready(State(shared): Shared_) -> Response {
 async fn metrics_text(State(shared): Shared_) -> Response {
     let mut text =
         shared.metrics.render(&shared.registry, shared.ready.load(Ordering::SeqCst), shared.config.audit.as_deref());
+    {
+        use std::fmt::Write as _;
+        let _ = write!(
+            text,
+            "# HELP scale_units_workers Component calls allowed at once (serve --workers), every route and listener.\n\
+             # TYPE scale_units_workers gauge\nscale_units_workers {}\n\
+             # HELP scale_units_workers_busy_max The most component calls seen running at once.\n\
+             # TYPE scale_units_workers_busy_max gauge\nscale_units_workers_busy_max {}\n\
+             # HELP scale_units_worker_calls_total Component calls run through the workers.\n\
+             # TYPE scale_units_worker_calls_total counter\nscale_units_worker_calls_total {}\n",
+            shared.workers.size(),
+            shared.workers.busy_max(),
+            shared.workers.calls()
+        );
+    }
     if let Some(units) = &shared.config.units {
         use std::fmt::Write as _;
         let _ = write!(
@@ -786,12 +805,9 @@ async fn pin_or_unpin(shared: &Shared, headers: &HeaderMap, digest: Option<Strin
 
 /// Runs `f` on the blocking pool once an evaluation permit is free.
 async fn blocking<T: Send + 'static>(shared: &Shared, f: impl FnOnce() -> T + Send + 'static) -> Result<T, Response> {
-    let _permit = shared
-        .permits
-        .acquire()
-        .await
-        .map_err(|_| error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the service is stopping"))?;
-    tokio::task::spawn_blocking(f)
+    shared
+        .workers
+        .run(f)
         .await
         .map_err(|error| error_response(StatusCode::INTERNAL_SERVER_ERROR, "host_error", &error.to_string()))
 }
