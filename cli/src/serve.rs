@@ -304,6 +304,8 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         return Err(Failure::Usage("--webhook-client-ca needs --webhook".to_owned()));
     }
 
+    // The KEDA listener's certificate shows in the service's /metrics (the clones share its status).
+    config.keda_tls.clone_from(&options.keda_tls);
     if options.keda_tls.is_some() && options.keda_listen.is_none() {
         return Err(Failure::Usage("--keda-tls-cert needs --keda-listen".to_owned()));
     }

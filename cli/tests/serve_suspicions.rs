@@ -332,3 +332,162 @@ async fn the_token_from_the_environment_is_trimmed_as_the_files_is() {
     let stderr = String::from_utf8_lossy(&exit.stderr);
     assert!(stderr.contains("give a token"), "{stderr}");
 }
+
+/// A self-signed pair for `localhost` and 127.0.0.1 valid until `until` (year, month, day).
+fn pair(until: (i32, u8, u8)) -> (String, String, rustls::pki_types::CertificateDer<'static>) {
+    let mut params = rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).unwrap();
+    params.not_before = rcgen::date_time_ymd(2000, 1, 1);
+    params.not_after = rcgen::date_time_ymd(until.0, until.1, until.2);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    (cert.pem(), key.serialize_pem(), cert.der().clone())
+}
+
+/// Writes `cert` and `key` into `dir/<version>/` and points `dir/current` at it in one rename, as
+/// the kubelet updates a mounted Secret (`tls.crt` and `tls.key` are links through `current`).
+fn publish(dir: &Path, version: &str, cert: &str, key: &str) {
+    let folder = dir.join(version);
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("tls.crt"), cert).unwrap();
+    std::fs::write(folder.join("tls.key"), key).unwrap();
+    let next = dir.join("current.next");
+    let _ = std::fs::remove_file(&next);
+    std::os::unix::fs::symlink(version, &next).unwrap();
+    std::fs::rename(&next, dir.join("current")).unwrap();
+    for file in ["tls.crt", "tls.key"] {
+        if std::fs::symlink_metadata(dir.join(file)).is_err() {
+            std::os::unix::fs::symlink(Path::new("current").join(file), dir.join(file)).unwrap();
+        }
+    }
+}
+
+/// `GET path` over HTTPS on a connection of its own, trusting `server` only.
+async fn https_get(
+    address: SocketAddr,
+    server: &rustls::pki_types::CertificateDer<'static>,
+    path: &str,
+) -> std::io::Result<(u16, String)> {
+    use http_body_util::BodyExt as _;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(server.clone()).unwrap();
+    let config =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(address).await?;
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+        .connect(rustls::pki_types::ServerName::try_from("localhost").unwrap(), tcp)
+        .await?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+        .await
+        .map_err(std::io::Error::other)?;
+    tokio::spawn(connection);
+    let request = hyper::Request::builder()
+        .uri(path)
+        .header("host", "localhost")
+        .body(http_body_util::Full::new(hyper::body::Bytes::new()))
+        .unwrap();
+    let response = sender.send_request(request).await.map_err(std::io::Error::other)?;
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect().await.map_err(std::io::Error::other)?.to_bytes();
+    Ok((status, String::from_utf8(bytes.to_vec()).unwrap()))
+}
+
+/// The value of `name{listener="…"}` in the HTTPS `/metrics`, if present.
+async fn tls_metric(
+    address: SocketAddr,
+    server: &rustls::pki_types::CertificateDer<'static>,
+    name: &str,
+    listener: &str,
+) -> Option<i64> {
+    let (status, text) = https_get(address, server, "/metrics").await.unwrap();
+    assert_eq!(status, 200, "{text}");
+    let prefix = format!("{name}{{listener=\"{listener}\"}} ");
+    text.lines().find_map(|line| line.strip_prefix(&prefix)?.parse().ok())
+}
+
+fn unix_now() -> i64 {
+    i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewed_pair_that_does_not_load_is_counted_and_the_served_certificates_expiry_shown() {
+    const EXPIRY: &str = "scale_units_tls_certificate_expiry_seconds";
+    const FAILURES: &str = "scale_units_tls_reload_failures_total";
+    let dir = temp_dir("suspicions-tls");
+    let contracts = dir.join("contracts");
+    std::fs::create_dir_all(&contracts).unwrap();
+    write_contract(&contracts, "shop/gateway", &gateway_contract());
+    let webhook = dir.join("webhook");
+    std::fs::create_dir_all(&webhook).unwrap();
+    // The webhook's pair until 2100-01-01; the KEDA listener's expired on 2001-01-01.
+    let (cert_pem, key_pem, cert) = pair((2100, 1, 1));
+    publish(&webhook, "v1", &cert_pem, &key_pem);
+    let (expired_pem, expired_key, _) = pair((2001, 1, 1));
+    std::fs::write(dir.join("keda.crt"), expired_pem).unwrap();
+    std::fs::write(dir.join("keda.key"), expired_key).unwrap();
+    let path = |path: std::path::PathBuf| path.display().to_string();
+    let served = serve(
+        &dir,
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--webhook",
+            "--units",
+            &path(contracts),
+            "--tls-cert",
+            &path(webhook.join("tls.crt")),
+            "--tls-key",
+            &path(webhook.join("tls.key")),
+            "--keda-listen",
+            "127.0.0.1:0",
+            "--keda-tls-cert",
+            &path(dir.join("keda.crt")),
+            "--keda-tls-key",
+            &path(dir.join("keda.key")),
+        ],
+        &[],
+        true,
+    );
+    let address = served.http;
+    const Y2100: i64 = 4_102_444_800;
+    const Y2001: i64 = 978_307_200;
+    let near = |value: Option<i64>, expected: i64| value.is_some_and(|value| (value - expected).abs() < 120);
+    let expiry = tls_metric(address, &cert, EXPIRY, "webhook").await;
+    assert!(near(expiry, Y2100 - unix_now()), "{expiry:?}");
+    let keda_expiry = tls_metric(address, &cert, EXPIRY, "keda").await;
+    assert!(near(keda_expiry, Y2001 - unix_now()), "the expired KEDA certificate shows negative: {keda_expiry:?}");
+    assert_eq!(tls_metric(address, &cert, FAILURES, "webhook").await, Some(0));
+
+    // The attack (or a broken renewal): a pair whose key is not PEM. It is counted, and the
+    // previous certificate stays served to new connections.
+    publish(&webhook, "v2", &cert_pem, "not a key\n");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while tls_metric(address, &cert, FAILURES, "webhook").await != Some(1) {
+        assert!(Instant::now() < deadline, "the refused pair was never counted");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(https_get(address, &cert, "/health").await.unwrap().0, 200);
+    assert!(near(tls_metric(address, &cert, EXPIRY, "webhook").await, Y2100 - unix_now()));
+
+    // A good renewal, until 2099-01-01: served, and its expiry shown.
+    let (renewed_pem, renewed_key, renewed) = pair((2099, 1, 1));
+    publish(&webhook, "v3", &renewed_pem, &renewed_key);
+    let y2099 = 4_070_908_800;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok((200, _)) = https_get(address, &renewed, "/health").await {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the renewed pair was never served");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let expiry = tls_metric(address, &renewed, EXPIRY, "webhook").await;
+    assert!(near(expiry, y2099 - unix_now()), "{expiry:?}");
+    assert_eq!(tls_metric(address, &renewed, FAILURES, "webhook").await, Some(1));
+    eprintln!(
+        "expiry shown: webhook {expiry:?} s, keda {keda_expiry:?} s; 1 refused pair counted, previous one served"
+    );
+}

@@ -81,6 +81,9 @@ pub struct ServiceConfig {
     pub units: Option<Arc<crate::units::Units>>,
     /// Serve HTTPS with these files (reloaded when they change) instead of plain HTTP.
     pub tls: Option<crate::webhook::tls::TlsFiles>,
+    /// The KEDA scaler's TLS files (served by its own listener): `/metrics` shows their
+    /// certificate's expiry and refused reloads beside this listener's.
+    pub keda_tls: Option<crate::webhook::tls::TlsFiles>,
     /// The admission webhook answers `allowed`, with the would-be denial as a warning.
     pub admission_dry_run: bool,
     /// Members of these groups (`userInfo.groups` of a review) may override a denial of the
@@ -107,6 +110,7 @@ impl Default for ServiceConfig {
             watch_interval: Duration::from_secs(2),
             units: None,
             tls: None,
+            keda_tls: None,
             admission_dry_run: false,
             override_groups: Vec::new(),
             audit: None,
@@ -329,6 +333,7 @@ async fn metrics_text(State(shared): Shared_) -> Response {
             shared.workers.calls()
         );
     }
+    render_tls(&mut text, &shared.config);
     if let Some(units) = &shared.config.units {
         use std::fmt::Write as _;
         let _ = write!(
@@ -800,6 +805,48 @@ async fn pin_or_unpin(shared: &Shared, headers: &HeaderMap, digest: Option<Strin
     match shared.registry.pin(&unit_ref, digest.as_deref()) {
         Ok(()) => json_response(StatusCode::OK, json!({"unit_ref": unit_ref, "digest": digest}).to_string()),
         Err(error) => respond_registry_error(&error),
+    }
+}
+
+/// The served certificates' expiry and the refused reloads, by listener (`webhook`, `keda`).
+fn render_tls(text: &mut String, config: &ServiceConfig) {
+    use std::fmt::Write as _;
+    let listeners: Vec<(&str, &crate::webhook::tls::TlsFiles)> =
+        [("webhook", config.tls.as_ref()), ("keda", config.keda_tls.as_ref())]
+            .into_iter()
+            .filter_map(|(name, files)| Some((name, files?)))
+            .collect();
+    if listeners.is_empty() {
+        return;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| i64::try_from(since.as_secs()).unwrap_or(i64::MAX));
+    let _ = write!(
+        text,
+        "# HELP scale_units_tls_certificate_expiry_seconds Seconds until the served certificate expires (negative: expired), by listener.\n\
+         # TYPE scale_units_tls_certificate_expiry_seconds gauge\n"
+    );
+    for (name, files) in &listeners {
+        if let Some(not_after) = files.status.not_after() {
+            let _ = writeln!(
+                text,
+                "scale_units_tls_certificate_expiry_seconds{{listener=\"{name}\"}} {}",
+                not_after.saturating_sub(now)
+            );
+        }
+    }
+    let _ = write!(
+        text,
+        "# HELP scale_units_tls_reload_failures_total Changed certificate pairs refused (the previous pair stays served), by listener.\n\
+         # TYPE scale_units_tls_reload_failures_total counter\n"
+    );
+    for (name, files) in &listeners {
+        let _ = writeln!(
+            text,
+            "scale_units_tls_reload_failures_total{{listener=\"{name}\"}} {}",
+            files.status.reload_failures()
+        );
     }
 }
 
