@@ -126,6 +126,10 @@ pub(crate) struct ServeArgs {
     /// How often an open StreamIsActive re-reads its unit, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     keda_stream_interval_ms: u64,
+    /// StreamIsActive streams open at once (each polls its unit); past it one is refused
+    /// ResourceExhausted.
+    #[arg(long, value_name = "N", default_value_t = scale_units_server::keda::DEFAULT_MAX_STREAMS)]
+    keda_max_streams: usize,
     /// Serve the KEDA scaler over TLS with this PEM certificate chain (reloaded when it changes);
     /// needs --keda-tls-key.
     #[arg(long, value_name = "FILE")]
@@ -183,6 +187,7 @@ struct ServeOptions {
     webhook_client_ca: Option<PathBuf>,
     keda_listen: Option<SocketAddr>,
     keda_stream_interval: Duration,
+    keda_max_streams: usize,
     keda_tls: Option<TlsFiles>,
     audit_log: PathBuf,
     audit_summary: Duration,
@@ -248,7 +253,9 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         let mut units = Units::builder(Arc::clone(&registry))
             .contracts_dir(dir)
             .reload_interval(options.units_interval)
-            .replicas_max_age(options.replicas_max_age);
+            .replicas_max_age(options.replicas_max_age)
+            // One evaluation limit for the HTTP routes, the webhook, KEDA and the collectors.
+            .workers(scale_units_server::workers::Workers::new(config.workers));
         if let Some(url) = &options.redis {
             units = units.redis(url);
         }
@@ -297,6 +304,8 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         return Err(Failure::Usage("--webhook-client-ca needs --webhook".to_owned()));
     }
 
+    // The KEDA listener's certificate shows in the service's /metrics (the clones share its status).
+    config.keda_tls.clone_from(&options.keda_tls);
     if options.keda_tls.is_some() && options.keda_listen.is_none() {
         return Err(Failure::Usage("--keda-tls-cert needs --keda-listen".to_owned()));
     }
@@ -319,6 +328,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
                 limits: config.limits,
                 audit: Some(Arc::clone(&audit)),
                 stream_interval: options.keda_stream_interval,
+                max_streams: options.keda_max_streams,
                 shutdown_delay: config.shutdown_delay,
                 drain_timeout: config.drain_timeout,
             };
@@ -453,6 +463,7 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         webhook_client_ca: args.webhook_client_ca,
         keda_listen: args.keda_listen,
         keda_stream_interval: millis(args.keda_stream_interval_ms).max(Duration::from_millis(10)),
+        keda_max_streams: args.keda_max_streams.max(1),
         keda_tls,
         audit_log: args.audit_log,
         audit_summary: millis(args.audit_summary_ms),

@@ -7,7 +7,7 @@
 //! | `GetMetricSpec` | one metric, [`METRIC_NAME`], target size 1 (never fails) |
 //! | `GetMetrics` | the replicas the decision asks for: `desired_replicas` for `scale_up` and `scale_down`, `current_replicas` for `hold` and `blocked`; an error when there is no decision |
 //! | `IsActive` | `false` when the decision is `scale_down` or `hold` to zero replicas (the contract allows zero), or `blocked` at zero; `true` otherwise, errors included |
-//! | `StreamIsActive` | the `IsActive` value at once, then each change, polled every [`KedaConfig::stream_interval`] |
+//! | `StreamIsActive` | the `IsActive` value at once, then each change, polled every [`KedaConfig::stream_interval`]; at most [`KedaConfig::max_streams`] open at once, past it `ResourceExhausted` |
 //! | `StreamMetricSpec` | `Unimplemented` (optional in KEDA, which then uses `GetMetricSpec`) |
 //!
 //! The unit is the ScaledObject's namespace and the trigger's `unit` metadata
@@ -112,7 +112,12 @@ pub trait DecisionSource: Send + Sync + 'static {
     }
 }
 
-/// How the scaler runs. [`Default`]: a 5 s `StreamIsActive` poll, the service's drain (5 s
+/// `StreamIsActive` streams open at once by default: KEDA opens one per ScaledObject with an
+/// external-push trigger.
+pub const DEFAULT_MAX_STREAMS: usize = 256;
+
+/// How the scaler runs. [`Default`]: a 5 s `StreamIsActive` poll, at most
+/// [`DEFAULT_MAX_STREAMS`] streams, the service's drain (5 s
 /// delay, 20 s timeout), plaintext, the default [`Limits`], no audit log.
 #[derive(Clone, Debug)]
 pub struct KedaConfig {
@@ -125,6 +130,9 @@ pub struct KedaConfig {
     pub audit: Option<Arc<AuditLog>>,
     /// How often an open `StreamIsActive` re-reads its unit.
     pub stream_interval: Duration,
+    /// `StreamIsActive` streams open at once, over every connection; past it a new one is
+    /// refused `ResourceExhausted` (each polls its unit every `stream_interval`: issue 19).
+    pub max_streams: usize,
     /// After the shutdown signal: serve on for this long (the HTTP service's `shutdown_delay`).
     pub shutdown_delay: Duration,
     /// Then: stop accepting, end the streams, and wait at most this long for calls in flight.
@@ -138,6 +146,7 @@ impl Default for KedaConfig {
             limits: Limits::default(),
             audit: None,
             stream_interval: Duration::from_secs(5),
+            max_streams: DEFAULT_MAX_STREAMS,
             shutdown_delay: Duration::from_secs(5),
             drain_timeout: Duration::from_secs(20),
         }
@@ -190,13 +199,15 @@ pub struct KedaScaler<S> {
     config: KedaConfig,
     stop: watch::Receiver<bool>,
     stop_sender: Arc<watch::Sender<bool>>,
+    streams: Arc<tokio::sync::Semaphore>,
 }
 
 impl<S: DecisionSource> KedaScaler<S> {
     /// A scaler answering from `source`.
     pub fn new(source: Arc<S>, config: KedaConfig) -> Self {
         let (stop_sender, stop) = watch::channel(false);
-        Self { source, config, stop, stop_sender: Arc::new(stop_sender) }
+        let streams = Arc::new(tokio::sync::Semaphore::new(config.max_streams.max(1)));
+        Self { source, config, stop, stop_sender: Arc::new(stop_sender), streams }
     }
 
     /// Serves on `listener` until `shutdown` completes, then drains as the HTTP service does:
@@ -329,6 +340,13 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
         &self,
         request: Request<ScaledObjectRef>,
     ) -> Result<Response<Self::StreamIsActiveStream>, Status> {
+        // Held by the stream's task: released when the stream ends, whoever ends it.
+        let slot = Arc::clone(&self.streams).try_acquire_owned().map_err(|_| {
+            Status::resource_exhausted(format!(
+                "{} StreamIsActive streams are open, the most this scaler serves: retry later",
+                self.config.max_streams.max(1)
+            ))
+        })?;
         let peer = request.extensions().get::<Peer>().cloned();
         let reference = request.into_inner();
         let (sender, receiver) = mpsc::channel(1);
@@ -337,6 +355,7 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
         let mut stop = self.stop.clone();
         let interval = self.config.stream_interval.max(Duration::from_millis(10));
         tokio::spawn(async move {
+            let _slot = slot;
             let mut ticker = tokio::time::interval(interval);
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut last = None;

@@ -7,3 +7,4 @@ pub mod listen;
 pub mod service;
 pub mod units;
 pub mod webhook;
+pub mod workers;

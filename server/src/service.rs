@@ -42,7 +42,6 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 
 use metrics::Metrics;
 use scale_units_host::CacheStatus;
@@ -65,7 +64,9 @@ pub struct ServiceConfig {
     pub max_component_bytes: usize,
     /// Most requests in one batch.
     pub max_batch: usize,
-    /// Evaluations running at once on the blocking pool.
+    /// Evaluations running at once on the blocking pool. With [`Self::units`], the units' limit
+    /// ([`crate::units::UnitsBuilder::workers`]) is the service's instead: one limit for every
+    /// evaluation, whichever route or listener asked for it.
     pub workers: usize,
     /// After the shutdown signal: serve on with `/ready` failing for this long.
     pub shutdown_delay: Duration,
@@ -80,6 +81,9 @@ pub struct ServiceConfig {
     pub units: Option<Arc<crate::units::Units>>,
     /// Serve HTTPS with these files (reloaded when they change) instead of plain HTTP.
     pub tls: Option<crate::webhook::tls::TlsFiles>,
+    /// The KEDA scaler's TLS files (served by its own listener): `/metrics` shows their
+    /// certificate's expiry and refused reloads beside this listener's.
+    pub keda_tls: Option<crate::webhook::tls::TlsFiles>,
     /// The admission webhook answers `allowed`, with the would-be denial as a warning.
     pub admission_dry_run: bool,
     /// Members of these groups (`userInfo.groups` of a review) may override a denial of the
@@ -106,6 +110,7 @@ impl Default for ServiceConfig {
             watch_interval: Duration::from_secs(2),
             units: None,
             tls: None,
+            keda_tls: None,
             admission_dry_run: false,
             override_groups: Vec::new(),
             audit: None,
@@ -129,7 +134,7 @@ struct Shared {
     token_digest: Option<[u8; 32]>,
     ready: AtomicBool,
     metrics: Metrics,
-    permits: Semaphore,
+    workers: Arc<crate::workers::Workers>,
 }
 
 /// The decision service over one registry.
@@ -142,7 +147,10 @@ impl Service {
     /// A service over `registry`; it is ready at once (activate a policy first).
     pub fn new(registry: Arc<PolicyRegistry>, config: ServiceConfig) -> Self {
         let token_digest = config.token.as_deref().map(|token| Sha256::digest(token.as_bytes()).into());
-        let permits = Semaphore::new(config.workers.max(1));
+        let workers = config
+            .units
+            .as_ref()
+            .map_or_else(|| crate::workers::Workers::new(config.workers), |units| Arc::clone(units.workers()));
         Self {
             shared: Arc::new(Shared {
                 registry,
@@ -150,7 +158,7 @@ impl Service {
                 token_digest,
                 ready: AtomicBool::new(true),
                 metrics: Metrics::default(),
-                permits,
+                workers,
             }),
         }
     }
@@ -310,6 +318,22 @@ async fn ready(State(shared): Shared_) -> Response {
 async fn metrics_text(State(shared): Shared_) -> Response {
     let mut text =
         shared.metrics.render(&shared.registry, shared.ready.load(Ordering::SeqCst), shared.config.audit.as_deref());
+    {
+        use std::fmt::Write as _;
+        let _ = write!(
+            text,
+            "# HELP scale_units_workers Component calls allowed at once (serve --workers), every route and listener.\n\
+             # TYPE scale_units_workers gauge\nscale_units_workers {}\n\
+             # HELP scale_units_workers_busy_max The most component calls seen running at once.\n\
+             # TYPE scale_units_workers_busy_max gauge\nscale_units_workers_busy_max {}\n\
+             # HELP scale_units_worker_calls_total Component calls run through the workers.\n\
+             # TYPE scale_units_worker_calls_total counter\nscale_units_worker_calls_total {}\n",
+            shared.workers.size(),
+            shared.workers.busy_max(),
+            shared.workers.calls()
+        );
+    }
+    render_tls(&mut text, &shared.config);
     if let Some(units) = &shared.config.units {
         use std::fmt::Write as _;
         let _ = write!(
@@ -784,14 +808,53 @@ async fn pin_or_unpin(shared: &Shared, headers: &HeaderMap, digest: Option<Strin
     }
 }
 
+/// The served certificates' expiry and the refused reloads, by listener (`webhook`, `keda`).
+fn render_tls(text: &mut String, config: &ServiceConfig) {
+    use std::fmt::Write as _;
+    let listeners: Vec<(&str, &crate::webhook::tls::TlsFiles)> =
+        [("webhook", config.tls.as_ref()), ("keda", config.keda_tls.as_ref())]
+            .into_iter()
+            .filter_map(|(name, files)| Some((name, files?)))
+            .collect();
+    if listeners.is_empty() {
+        return;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| i64::try_from(since.as_secs()).unwrap_or(i64::MAX));
+    let _ = write!(
+        text,
+        "# HELP scale_units_tls_certificate_expiry_seconds Seconds until the served certificate expires (negative: expired), by listener.\n\
+         # TYPE scale_units_tls_certificate_expiry_seconds gauge\n"
+    );
+    for (name, files) in &listeners {
+        if let Some(not_after) = files.status.not_after() {
+            let _ = writeln!(
+                text,
+                "scale_units_tls_certificate_expiry_seconds{{listener=\"{name}\"}} {}",
+                not_after.saturating_sub(now)
+            );
+        }
+    }
+    let _ = write!(
+        text,
+        "# HELP scale_units_tls_reload_failures_total Changed certificate pairs refused (the previous pair stays served), by listener.\n\
+         # TYPE scale_units_tls_reload_failures_total counter\n"
+    );
+    for (name, files) in &listeners {
+        let _ = writeln!(
+            text,
+            "scale_units_tls_reload_failures_total{{listener=\"{name}\"}} {}",
+            files.status.reload_failures()
+        );
+    }
+}
+
 /// Runs `f` on the blocking pool once an evaluation permit is free.
 async fn blocking<T: Send + 'static>(shared: &Shared, f: impl FnOnce() -> T + Send + 'static) -> Result<T, Response> {
-    let _permit = shared
-        .permits
-        .acquire()
-        .await
-        .map_err(|_| error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the service is stopping"))?;
-    tokio::task::spawn_blocking(f)
+    shared
+        .workers
+        .run(f)
         .await
         .map_err(|error| error_response(StatusCode::INTERNAL_SERVER_ERROR, "host_error", &error.to_string()))
 }

@@ -347,6 +347,7 @@ pub struct UnitsBuilder {
     reload_interval: Duration,
     clock: Clock,
     replicas_max_age: Duration,
+    workers: Option<Arc<crate::workers::Workers>>,
 }
 
 impl fmt::Debug for UnitsBuilder {
@@ -411,6 +412,15 @@ impl UnitsBuilder {
         self
     }
 
+    /// The evaluation limit every component call of the registry waits for (default: one of its
+    /// own, a call per CPU). The service evaluates through the same one ([`Units::workers`]), so
+    /// that reviews, KEDA answers and collections count against `serve --workers` as
+    /// `/v1/evaluate` does.
+    pub fn workers(mut self, workers: Arc<crate::workers::Workers>) -> Self {
+        self.workers = Some(workers);
+        self
+    }
+
     /// Connects to Redis (when set) and loads the contracts folder (when set).
     ///
     /// # Errors
@@ -458,6 +468,7 @@ impl UnitsBuilder {
             sources: ArcSwap::from_pointee(BTreeMap::new()),
             collect_stats: crate::collect::Stats::default(),
             replicas_max_age: self.replicas_max_age,
+            workers: self.workers.unwrap_or_else(crate::workers::Workers::per_cpu),
         });
         if let Some(dir) = &units.dir {
             std::fs::read_dir(dir).map_err(|error| {
@@ -490,6 +501,8 @@ pub struct Units {
     sources: ArcSwap<BTreeMap<UnitKey, Arc<LoadedSources>>>,
     collect_stats: crate::collect::Stats,
     replicas_max_age: Duration,
+    /// The evaluation limit of every component call.
+    workers: Arc<crate::workers::Workers>,
 }
 
 impl fmt::Debug for Units {
@@ -519,7 +532,13 @@ impl Units {
             reload_interval: Duration::from_secs(2),
             clock: Arc::new(SystemTime::now),
             replicas_max_age: Duration::from_secs(300),
+            workers: None,
         }
+    }
+
+    /// The evaluation limit the registry's component calls wait for.
+    pub fn workers(&self) -> &Arc<crate::workers::Workers> {
+        &self.workers
     }
 
     /// Where observations are kept: `"memory"` or `"redis"`.
@@ -897,14 +916,16 @@ impl Units {
         let compact = value.to_string();
         let registry = Arc::clone(&self.registry);
         let checked = compact.clone();
-        let identity = tokio::task::spawn_blocking(move || {
-            let active = registry.active().ok_or(scale_units_host::RegistryError::NoActivePolicy)?;
-            active.policy.validate_contract_json(&checked).map_err(scale_units_host::RegistryError::Host)
-        })
-        .await
-        .map_err(|error| UnitError::Store(format!("the validation task failed: {error}")))?
-        .map_err(UnitError::Policy)?
-        .map_err(UnitError::Evaluation)?;
+        let identity = self
+            .workers
+            .run(move || {
+                let active = registry.active().ok_or(scale_units_host::RegistryError::NoActivePolicy)?;
+                active.policy.validate_contract_json(&checked).map_err(scale_units_host::RegistryError::Host)
+            })
+            .await
+            .map_err(|error| UnitError::Store(format!("the validation task failed: {error}")))?
+            .map_err(UnitError::Policy)?
+            .map_err(UnitError::Evaluation)?;
         let shape: ContractShape = serde_json::from_value(value).map_err(|error| {
             UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidField, error.to_string(), "contract"))
         })?;
@@ -996,7 +1017,7 @@ impl Units {
         }
         let request = Value::Object(request).to_string();
         let registry = Arc::clone(&self.registry);
-        match tokio::task::spawn_blocking(move || registry.evaluate_json(&request)).await {
+        match self.workers.run(move || registry.evaluate_json(&request)).await {
             Ok(Ok(Ok(_))) => {}
             Ok(Ok(Err(error))) => return Err(UnitError::InvalidObservations(error)),
             Ok(Err(error)) => return Err(UnitError::Policy(error)),
@@ -1144,7 +1165,7 @@ impl Units {
             last_action.at.as_ref().map_or_else(|| "null".to_owned(), |at| Value::String(at.clone()).to_string()),
         );
         let registry = Arc::clone(&self.registry);
-        let served = match tokio::task::spawn_blocking(move || registry.evaluate_json(&request)).await {
+        let served = match self.workers.run(move || registry.evaluate_json(&request)).await {
             Ok(Ok(Ok(served))) => served,
             Ok(Ok(Err(error))) => return Err(UnitError::Evaluation(error)),
             Ok(Err(error)) => return Err(UnitError::Policy(error)),

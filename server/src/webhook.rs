@@ -34,6 +34,7 @@ use scale_units_core::{ActionKind, Decision};
 use serde_json::Value;
 
 use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
+use crate::collect::sources::WorkloadKind;
 use crate::units::{AdmittedChange, UnitKey, UnitVerdict, Units};
 
 /// The audit annotation carrying the decision id of an admitted change (the API server prefixes
@@ -308,6 +309,15 @@ enum Workload {
     StatefulSet,
 }
 
+impl Workload {
+    fn kind(self) -> WorkloadKind {
+        match self {
+            Self::Deployment => WorkloadKind::Deployment,
+            Self::StatefulSet => WorkloadKind::StatefulSet,
+        }
+    }
+}
+
 async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judged {
     let allow = || Judged {
         outcome: Outcome::Allow { warnings: Vec::new(), decision_id: None },
@@ -349,6 +359,24 @@ async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judg
         Ok(key) => key,
         Err(error) => return deny(error.to_string()),
     };
+    // A unit whose sources name its workload's kind is that workload's only: a workload of the
+    // other kind with the same name neither reads its decision nor starts its cooldowns.
+    let declared = units.sources(&key).and_then(|sources| sources.workload);
+    if let Some(declared) = declared
+        && declared != workload.kind()
+    {
+        return Judged {
+            outcome: Outcome::Allow {
+                warnings: vec![format!(
+                    "scale-units: {key} is a {declared:?}'s unit; this {:?}'s {old} -> {new} replicas is not checked",
+                    workload.kind()
+                )],
+                decision_id: None,
+            },
+            changes: None,
+            facts: Facts { unit: Some(key.to_string()), change: Some((old, new)), ..Facts::default() },
+        };
+    }
     let change = format!("{key} {old} -> {new} replicas");
     let mut facts = Facts { unit: Some(key.to_string()), change: Some((old, new)), ..Facts::default() };
     let bounds = units.bounds(&key);

@@ -37,6 +37,12 @@ pub struct Sources {
     /// Redis servers, by a name the fields refer to (and `source_ref` shows).
     #[serde(default)]
     pub redis: BTreeMap<String, RedisServer>,
+    /// The kind of the unit's workload. The admission webhook judges (and records for the
+    /// cooldowns) only this kind's replica changes; a workload of the other kind with the unit's
+    /// name is no unit of this contract (issue 19). Absent: both kinds of the unit's name share
+    /// the contract and its cooldowns.
+    #[serde(default)]
+    pub workload: Option<WorkloadKind>,
     /// The workload's replica count, as evidence with an age limit.
     #[serde(default)]
     pub replicas: Option<ReplicasSource>,
@@ -55,6 +61,15 @@ pub struct Sources {
     /// The safety observation, from Prometheus alerts.
     #[serde(default)]
     pub safety: Option<SafetySource>,
+}
+
+/// The kinds of workload whose replica counts the admission webhook judges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+pub enum WorkloadKind {
+    /// An `apps/v1` Deployment.
+    Deployment,
+    /// An `apps/v1` StatefulSet.
+    StatefulSet,
 }
 
 /// A Prometheus server (its HTTP API, `GET /api/v1/query`).

@@ -29,7 +29,7 @@ pub(crate) struct Metrics {
     in_flight: AtomicI64,
     latency: [Histogram; ROUTES.len()],
     responses: Mutex<BTreeMap<(&'static str, u16), u64>>,
-    decisions: Mutex<BTreeMap<(String, String), u64>>,
+    decisions: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
     errors: Mutex<BTreeMap<String, u64>>,
     overrides: Mutex<BTreeMap<String, u64>>,
     recoveries: AtomicU64,
@@ -63,13 +63,18 @@ impl Metrics {
     }
 
     /// A decision: counted once per reason (a decision without reasons counts as reason `none`).
+    /// Labels come from the SPEC's closed vocabularies only: an action or reason a component
+    /// invents (a hot-swapped one may) counts as `other`, so no component can grow the series
+    /// without bound (issue 19).
     pub(crate) fn decision(&self, action: &str, reasons: &[String]) {
+        let action = scale_units_core::ActionKind::parse(action).map_or("other", scale_units_core::ActionKind::as_str);
         let mut decisions = self.decisions.lock().unwrap_or_else(PoisonError::into_inner);
         if reasons.is_empty() {
-            *decisions.entry((action.to_owned(), "none".to_owned())).or_default() += 1;
+            *decisions.entry((action, "none")).or_default() += 1;
         }
         for reason in reasons {
-            *decisions.entry((action.to_owned(), reason.clone())).or_default() += 1;
+            let reason = scale_units_core::Reason::parse(reason).map_or("other", scale_units_core::Reason::as_str);
+            *decisions.entry((action, reason)).or_default() += 1;
         }
     }
 
@@ -200,4 +205,21 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
 /// A label value: backslash, double quote and line feed escaped.
 fn escape(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Metrics;
+
+    #[test]
+    fn unknown_actions_and_reasons_share_one_label() {
+        let metrics = Metrics::default();
+        for index in 0..1000 {
+            metrics.decision(&format!("act-{index}"), &[format!("reason-{index}"), "signal_stale".to_owned()]);
+        }
+        metrics.decision("hold", &[]);
+        let decisions = metrics.decisions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let labels: Vec<_> = decisions.iter().map(|(labels, count)| (*labels, *count)).collect();
+        assert_eq!(labels, [(("hold", "none"), 1), (("other", "other"), 1000), (("other", "signal_stale"), 1000)]);
+    }
 }

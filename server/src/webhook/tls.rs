@@ -3,9 +3,14 @@
 //! again when either file changes (a renewed cert-manager Secret), for new connections. With a
 //! client CA, a client must present a certificate that CA signed (mutual TLS). Handshakes run in
 //! tasks of their own under the listener's head deadline (`crate::listen`).
+//!
+//! A changed pair that does not load leaves the previous one served: [`TlsStatus`] counts the
+//! refusal and keeps the served certificate's expiry, both in `/metrics` (issue 19), so that a
+//! renewal that never takes is seen before the certificate expires.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
@@ -34,6 +39,45 @@ pub struct TlsFiles {
     pub client_certificate_optional: bool,
     /// ALPN protocols offered (default `http/1.1`; the gRPC listener offers `h2`).
     pub alpn: Vec<Vec<u8>>,
+    /// What was loaded: shared by the clones, updated by [`Self::load`] and the watcher.
+    pub status: Arc<TlsStatus>,
+}
+
+/// The state of a listener's certificate: when the served one expires and how many changed
+/// pairs were refused.
+#[derive(Debug, Default)]
+pub struct TlsStatus {
+    /// `notAfter` of the served leaf certificate, in Unix seconds; `i64::MIN` before a load.
+    not_after: AtomicI64,
+    reload_failures: AtomicU64,
+}
+
+impl PartialEq for TlsStatus {
+    /// The status is no part of the files' identity.
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for TlsStatus {}
+
+impl TlsStatus {
+    /// `notAfter` of the served leaf certificate, in Unix seconds (`None` before a load, or
+    /// when the certificate's validity cannot be read).
+    pub fn not_after(&self) -> Option<i64> {
+        Some(self.not_after.load(Ordering::Relaxed)).filter(|at| *at != i64::MIN)
+    }
+
+    /// Changed pairs refused since the start (the previous pair stayed served).
+    pub fn reload_failures(&self) -> u64 {
+        self.reload_failures.load(Ordering::Relaxed)
+    }
+}
+
+/// `notAfter` of a DER certificate, in Unix seconds.
+fn not_after(certificate: &CertificateDer<'_>) -> Option<i64> {
+    let (_, parsed) = x509_parser::parse_x509_certificate(certificate.as_ref()).ok()?;
+    Some(parsed.validity().not_after.timestamp())
 }
 
 impl TlsFiles {
@@ -46,6 +90,7 @@ impl TlsFiles {
             client_ca: None,
             client_certificate_optional: false,
             alpn: vec![b"http/1.1".to_vec()],
+            status: Arc::new(TlsStatus { not_after: AtomicI64::new(i64::MIN), reload_failures: AtomicU64::new(0) }),
         }
     }
 
@@ -71,7 +116,8 @@ impl TlsFiles {
         self
     }
 
-    /// Reads the files into a server configuration.
+    /// Reads the files into a server configuration, and notes the leaf's expiry in
+    /// [`Self::status`] (the caller serves it).
     ///
     /// # Errors
     /// A message naming the file that cannot be read or the pair (or CA) rustls refuses.
@@ -79,9 +125,10 @@ impl TlsFiles {
         let certs = CertificateDer::pem_file_iter(&self.cert)
             .and_then(Iterator::collect::<Result<Vec<_>, _>>)
             .map_err(|error| format!("cannot read the certificate {}: {error}", self.cert.display()))?;
-        if certs.is_empty() {
+        let Some(leaf) = certs.first() else {
             return Err(format!("{} holds no certificate", self.cert.display()));
-        }
+        };
+        let expires = not_after(leaf);
         let key = PrivateKeyDer::from_pem_file(&self.key)
             .map_err(|error| format!("cannot read the key {}: {error}", self.key.display()))?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -118,6 +165,13 @@ impl TlsFiles {
             .with_single_cert(certs, key)
             .map_err(|error| format!("the certificate and key are refused: {error}"))?;
         config.alpn_protocols.clone_from(&self.alpn);
+        self.status.not_after.store(expires.unwrap_or(i64::MIN), Ordering::Relaxed);
+        if let Some(expires) = expires
+            && let Ok(now) = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH)
+            && expires <= i64::try_from(now.as_secs()).unwrap_or(i64::MAX)
+        {
+            eprintln!("scale-units serve: the TLS certificate {} has expired: renew it", self.cert.display());
+        }
         Ok(Arc::new(config))
     }
 
@@ -152,7 +206,8 @@ impl TlsFiles {
                     eprintln!("scale-units serve: TLS certificate reloaded from {}", self.cert.display());
                 }
                 Err(error) => {
-                    eprintln!("scale-units serve: TLS files changed but refused, the previous ones stay: {error}")
+                    self.status.reload_failures.fetch_add(1, Ordering::Relaxed);
+                    eprintln!("scale-units serve: TLS files changed but refused, the previous ones stay: {error}");
                 }
             }
         }
