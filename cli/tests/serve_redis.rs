@@ -130,11 +130,25 @@ fn reasons(decision: &Value) -> Vec<String> {
 
 const PREFIX: &str = "scale-units:{shop/gateway}:";
 
+/// The Redis user SECURITY.md documents (§ The state store): the service's keys and the commands
+/// it sends, nothing else. The service runs as it in every test here.
+const ACL: &str = "on >acl-test-password ~scale-units:* resetchannels -@all +get +set +del +mget +multi +exec \
+                   +eval +hsetnx +pexpire +hvals +hlen +hgetall +hdel";
+
+/// Creates the service's user in `redis` and writes its URL into `dir/redis-url`.
+fn service_user(redis: &Redis, dir: &Path) {
+    let mut args = vec!["ACL", "SETUSER", "scale-units"];
+    args.extend(ACL.split_whitespace());
+    assert_eq!(redis.cli(&args).trim(), "OK");
+    let url = format!("redis://scale-units:acl-test-password@127.0.0.1:{}/0", redis.port);
+    std::fs::write(dir.join("redis-url"), url).unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_value_written_into_redis_cannot_add_fields_to_the_request() {
     let dir = folder("redis-crafted", &gateway_contract());
     let redis = Redis::start(&dir, None);
-    std::fs::write(dir.join("redis-url"), format!("redis://127.0.0.1:{}/0", redis.port)).unwrap();
+    service_user(&redis, &dir);
     let served = serve(&dir, &[]);
     let address = served.address;
 
@@ -194,6 +208,8 @@ async fn a_value_written_into_redis_cannot_add_fields_to_the_request() {
     push(address, &gateway_push(640)).await;
     let (_, again) = unit(address).await;
     assert_eq!(again["decision"]["action"], "scale_up", "{again}");
+    // The service's user was never refused a command or a key.
+    assert_eq!(redis.cli(&["ACL", "LOG"]).trim(), "", "denied by the ACL");
     drop(served);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -205,7 +221,7 @@ async fn quotas_and_capacities_the_contract_does_not_name_are_not_stored() {
         json!([{"quota_ref": "quota:shop/sessions", "axis": "session_slots", "scope": "unit", "per_replica": 200}]);
     let dir = folder("redis-unnamed", &contract);
     let redis = Redis::start(&dir, None);
-    std::fs::write(dir.join("redis-url"), format!("redis://127.0.0.1:{}/0", redis.port)).unwrap();
+    service_user(&redis, &dir);
     let served = serve(&dir, &[]);
     let address = served.address;
 

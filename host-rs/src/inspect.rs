@@ -55,11 +55,8 @@ pub(crate) fn inspect(bytes: &[u8], digest: &str) -> Result<(), HostError> {
         })
     };
     if !exports.iter().any(|name| speaks(name)) {
-        let reason = if exports.is_empty() {
-            "it exports nothing".to_owned()
-        } else {
-            format!("it exports {}", exports.join(", "))
-        };
+        let found = if exports.is_empty() { "nothing".to_owned() } else { exports.join(", ") };
+        let reason = format!("no scale-units:evaluator/evaluator export (it exports {found})");
         return Err(HostError::WrongWorld { reason });
     }
     Ok(())
