@@ -28,7 +28,7 @@ struct Redis {
 }
 
 impl Redis {
-    /// `extra` replaces the plain `--port` (TLS: `--port 0 --tls-port P …`).
+    /// Plain on a free port, or with `tls` (the TLS options) on a TLS port and no plain one.
     fn start(dir: &Path, tls: Option<&[String]>) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let mut command = Command::new("redis-server");
@@ -255,5 +255,90 @@ async fn quotas_and_capacities_the_contract_does_not_name_are_not_stored() {
         assert!((1..=24 * 3600 * 1000).contains(&ttl), "{key}: {ttl}");
     }
     drop(served);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A CA: its certificate PEM, and a server certificate for `localhost` and 127.0.0.1 it signed
+/// (certificate PEM, key PEM).
+fn authority(name: &str) -> (String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name.push(rcgen::DnType::CommonName, name);
+    let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let server = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    (issuer.pem(), server.pem(), key.serialize_pem())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_redis_serves_decisions_and_a_wrong_ca_is_refused_without_the_password() {
+    let dir = folder("redis-tls", &gateway_contract());
+    let (ca, cert, key) = authority("redis test CA");
+    let (other_ca, _, _) = authority("another CA");
+    for (name, pem) in [("ca.pem", &ca), ("redis.crt", &cert), ("redis.key", &key), ("other-ca.pem", &other_ca)] {
+        std::fs::write(dir.join(name), pem).unwrap();
+    }
+    let path = |name: &str| dir.join(name).display().to_string();
+    let tls = [
+        "--tls-cert-file".to_owned(),
+        path("redis.crt"),
+        "--tls-key-file".to_owned(),
+        path("redis.key"),
+        "--tls-ca-cert-file".to_owned(),
+        path("ca.pem"),
+        "--tls-auth-clients".to_owned(),
+        "no".to_owned(),
+        "--requirepass".to_owned(),
+        "hunter2-secret".to_owned(),
+    ];
+    let redis = Redis::start(&dir, Some(&tls));
+    std::fs::write(dir.join("redis-url"), format!("rediss://:hunter2-secret@localhost:{}/0", redis.port)).unwrap();
+
+    // Checked against the test's CA: the service decides from what it stored over TLS.
+    let served = serve(&dir, &["--redis-ca-file", &path("ca.pem")]);
+    let address = served.address;
+    let (status, answer) = push(address, &gateway_push(640)).await;
+    assert_eq!(status, 200, "{answer}");
+    let (status, decided) = unit(address).await;
+    assert_eq!(status, 200, "{decided}");
+    assert_eq!(decided["decision"]["action"], "scale_up", "{decided}");
+    assert_eq!(decided["evidence"]["signal"]["value"], 640, "{decided}");
+    drop(served);
+
+    // A server certificate of another CA: refused at start, and no message shows the password.
+    let refused = Command::new(env!("CARGO_BIN_EXE_scale-units"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--units"])
+        .arg(dir.join("contracts"))
+        .arg("--redis-url-file")
+        .arg(dir.join("redis-url"))
+        .args(["--redis-ca-file", &path("other-ca.pem")])
+        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    eprintln!("refused as: {}", stderr.lines().last().unwrap_or_default());
+    assert!(stderr.contains("cannot connect to Redis at rediss://***@localhost"), "{stderr}");
+    assert!(stderr.to_lowercase().contains("certificate"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+
+    // The same URL as plain redis:// to the TLS port is no way around it: refused as well.
+    let plain = format!("redis://:hunter2-secret@localhost:{}/0", redis.port);
+    let refused = Command::new(env!("CARGO_BIN_EXE_scale-units"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--units"])
+        .arg(dir.join("contracts"))
+        .args(["--redis-ca-file", &path("ca.pem")])
+        .env("SCALE_UNITS_REDIS_URL", plain)
+        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(stderr.contains("must be rediss://") && !stderr.contains("hunter2"), "{stderr}");
+    drop(redis);
     let _ = std::fs::remove_dir_all(&dir);
 }

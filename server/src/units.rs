@@ -342,6 +342,7 @@ pub struct UnitsBuilder {
     registry: Arc<PolicyRegistry>,
     dir: Option<PathBuf>,
     redis_url: Option<String>,
+    redis_ca: Option<Vec<u8>>,
     state_dir: Option<PathBuf>,
     no_prior_actions: bool,
     reload_interval: Duration,
@@ -371,6 +372,13 @@ impl UnitsBuilder {
     /// Keeps observations in Redis at `url` (`redis://host:port/db`) instead of in this process.
     pub fn redis(mut self, url: impl Into<String>) -> Self {
         self.redis_url = Some(url.into());
+        self
+    }
+
+    /// Trusts only the certificates of `pem` (PEM, one or more CAs) for a `rediss://` Redis,
+    /// instead of the system's roots.
+    pub fn redis_ca(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.redis_ca = Some(pem.into());
         self
     }
 
@@ -429,7 +437,7 @@ impl UnitsBuilder {
                 ));
             }
             (Some(url), None) => {
-                let store = Store::redis(url).await?;
+                let store = Store::redis(url, self.redis_ca.as_deref()).await?;
                 let ledger = match store.redis_manager() {
                     Some(manager) => Ledger::redis(manager, now_ms, no_prior).await?,
                     None => return Err(UnitError::Config("the Redis store has no connection".to_owned())),
@@ -514,6 +522,7 @@ impl Units {
             registry,
             dir: None,
             redis_url: None,
+            redis_ca: None,
             state_dir: None,
             no_prior_actions: false,
             reload_interval: Duration::from_secs(2),
