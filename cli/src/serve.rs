@@ -94,6 +94,10 @@ pub(crate) struct ServeArgs {
     /// Read the Redis URL from FILE (a mounted Secret), else from $SCALE_UNITS_REDIS_URL.
     #[arg(long, value_name = "FILE")]
     redis_url_file: Option<PathBuf>,
+    /// For a rediss:// (TLS) Redis: trust only the CA certificates in FILE (PEM) instead of the
+    /// system's roots.
+    #[arg(long, value_name = "FILE")]
+    redis_ca_file: Option<PathBuf>,
     /// How often each unit's sources file (<namespace>.<name>.sources.yaml|yml|json in --units)
     /// is collected into evidence, unless it sets interval_s, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 15000)]
@@ -178,6 +182,7 @@ struct ServeOptions {
     units: Option<PathBuf>,
     units_interval: Duration,
     redis: Option<String>,
+    redis_ca: Option<Vec<u8>>,
     state_dir: Option<PathBuf>,
     collect_interval: Duration,
     replicas_max_age: Duration,
@@ -244,6 +249,9 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     audit.summary_interval = options.audit_summary;
     let audit = Arc::new(audit);
     config.audit = Some(Arc::clone(&audit));
+    if options.redis_ca.is_some() && options.redis.is_none() {
+        return Err(Failure::Usage("--redis-ca-file needs a rediss:// Redis URL".to_owned()));
+    }
     if options.state_dir.is_some() && options.redis.is_some() {
         return Err(Failure::Usage(
             "--state-dir and a Redis URL ($SCALE_UNITS_REDIS_URL) exclude each other".to_owned(),
@@ -258,6 +266,9 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
             .workers(scale_units_server::workers::Workers::new(config.workers));
         if let Some(url) = &options.redis {
             units = units.redis(url);
+        }
+        if let Some(ca) = &options.redis_ca {
+            units = units.redis_ca(ca.clone());
         }
         if let Some(state) = &options.state_dir {
             units = units.state_dir(state);
@@ -453,6 +464,13 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
                 .ok()
                 .map(|url| url.trim().to_owned())
                 .filter(|url| !url.is_empty()),
+        },
+        redis_ca: match &args.redis_ca_file {
+            Some(file) => Some(
+                std::fs::read(file)
+                    .map_err(|error| format!("cannot read the Redis CA from {}: {error}", file.display()))?,
+            ),
+            None => None,
         },
         state_dir: args.state_dir,
         collect_interval: millis(args.collect_interval_ms).max(Duration::from_millis(10)),

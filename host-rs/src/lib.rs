@@ -5,6 +5,7 @@ mod cache;
 mod convert;
 mod error;
 mod exports;
+mod inspect;
 mod policy;
 pub mod registry;
 

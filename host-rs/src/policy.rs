@@ -135,6 +135,15 @@ impl PolicyBuilder {
     /// [`HostError::InvalidComponent`], [`HostError::Imports`], [`HostError::WrongWorld`],
     /// [`HostError::Incompatible`], and the call errors of `info`.
     pub fn load(self, bytes: &[u8]) -> Result<Policy, HostError> {
+        let (mut policy, pending) = self.load_unstored(bytes)?;
+        policy.store_compilation(pending);
+        Ok(policy)
+    }
+
+    /// [`Self::load`] without storing the compilation: the caller stores it (with
+    /// [`PendingStore::store`]) once it accepts the component, so that nothing it refuses is
+    /// cached. Everything that can be checked without compiling is checked first.
+    pub(crate) fn load_unstored(self, bytes: &[u8]) -> Result<(Policy, Option<PendingStore>), HostError> {
         let sha: [u8; 32] = Sha256::digest(bytes).into();
         let digest = format!("sha256:{}", cache::hex(&sha));
         if let Some(expected) = &self.expected_digest {
@@ -149,8 +158,11 @@ impl PolicyBuilder {
             }
         }
 
+        // Cheap before costly: a core module, an import or no evaluator export is refused before
+        // cranelift runs or the cache is touched.
+        crate::inspect::inspect(bytes, &digest)?;
         let engine = engine()?;
-        let (component, cache_status) = self.compile(&engine, bytes, &sha, &digest)?;
+        let (component, cache_status, pending) = self.compile(&engine, bytes, &sha, &digest)?;
 
         let component_type = component.component_type();
         let imports: Vec<String> = component_type.imports(&engine).map(|(name, _)| name.to_owned()).collect();
@@ -198,29 +210,42 @@ impl PolicyBuilder {
             evaluator_version: info.evaluator_version.clone(),
         });
         policy.info = info;
-        Ok(policy)
+        Ok((policy, pending))
     }
 
+    /// The compiled component (from the cache when an entry there matches), its cache status
+    /// and, when it was compiled here, the store into the cache still to do.
     fn compile(
         &self,
         engine: &Engine,
         bytes: &[u8],
         sha: &[u8; 32],
         digest: &str,
-    ) -> Result<(Component, CacheStatus), HostError> {
+    ) -> Result<(Component, CacheStatus, Option<PendingStore>), HostError> {
         let cached = self.cache_dir.as_deref().map(|dir| cache::path(dir, sha, engine));
         if let Some(file) = &cached
             && let Some(component) = cache::load(file, sha, engine)
         {
-            return Ok((component, CacheStatus::Loaded));
+            return Ok((component, CacheStatus::Loaded, None));
         }
         let component = Component::new(engine, bytes)
             .map_err(|error| HostError::InvalidComponent { digest: digest.to_owned(), reason: format!("{error:#}") })?;
-        let status = match &cached {
-            Some(file) => cache::store(file, sha, &component),
-            None => CacheStatus::Disabled,
-        };
-        Ok((component, status))
+        let pending = cached.map(|file| PendingStore { file, sha: *sha, component: component.clone() });
+        Ok((component, CacheStatus::Disabled, pending))
+    }
+}
+
+/// A compilation not yet written to the cache (see [`PolicyBuilder::load_unstored`]).
+pub(crate) struct PendingStore {
+    file: PathBuf,
+    sha: [u8; 32],
+    component: Component,
+}
+
+impl PendingStore {
+    /// Writes the compilation into the cache: `Stored`, or `NotStored` with the reason.
+    pub(crate) fn store(self) -> CacheStatus {
+        cache::store(&self.file, &self.sha, &self.component)
     }
 }
 
@@ -322,6 +347,13 @@ impl Policy {
     /// The component's digest, `sha256:` and 64 hex digits.
     pub fn digest(&self) -> &str {
         &self.provenance.component_digest
+    }
+
+    /// Writes a compilation [`PolicyBuilder::load_unstored`] left pending into the cache.
+    pub(crate) fn store_compilation(&mut self, pending: Option<PendingStore>) {
+        if let Some(pending) = pending {
+            self.cache_status = pending.store();
+        }
     }
 
     /// Whether the compilation came from, or went into, the precompiled cache.

@@ -483,7 +483,8 @@ impl PolicyRegistry {
             return Err(RegistryError::StagedFull { limit: self.max_staged });
         }
         let started = Instant::now();
-        let policy = self.policy.clone().load(candidate.bytes)?;
+        // The compilation goes into the cache only once the candidate passed the gate.
+        let (mut policy, pending) = self.policy.clone().load_unstored(candidate.bytes)?;
         let load_micros = micros(started);
         let started = Instant::now();
         let report = self.suite.run(&policy);
@@ -496,6 +497,7 @@ impl PolicyRegistry {
                 failures: report.failures,
             });
         }
+        policy.store_compilation(pending);
         let staged = StagedPolicy {
             digest: digest.to_owned(),
             evaluator_version: policy.info().evaluator_version.clone(),

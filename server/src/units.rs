@@ -342,6 +342,7 @@ pub struct UnitsBuilder {
     registry: Arc<PolicyRegistry>,
     dir: Option<PathBuf>,
     redis_url: Option<String>,
+    redis_ca: Option<Vec<u8>>,
     state_dir: Option<PathBuf>,
     no_prior_actions: bool,
     reload_interval: Duration,
@@ -372,6 +373,13 @@ impl UnitsBuilder {
     /// Keeps observations in Redis at `url` (`redis://host:port/db`) instead of in this process.
     pub fn redis(mut self, url: impl Into<String>) -> Self {
         self.redis_url = Some(url.into());
+        self
+    }
+
+    /// Trusts only the certificates of `pem` (PEM, one or more CAs) for a `rediss://` Redis,
+    /// instead of the system's roots.
+    pub fn redis_ca(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.redis_ca = Some(pem.into());
         self
     }
 
@@ -439,7 +447,7 @@ impl UnitsBuilder {
                 ));
             }
             (Some(url), None) => {
-                let store = Store::redis(url).await?;
+                let store = Store::redis(url, self.redis_ca.as_deref()).await?;
                 let ledger = match store.redis_manager() {
                     Some(manager) => Ledger::redis(manager, now_ms, no_prior).await?,
                     None => return Err(UnitError::Config("the Redis store has no connection".to_owned())),
@@ -527,6 +535,7 @@ impl Units {
             registry,
             dir: None,
             redis_url: None,
+            redis_ca: None,
             state_dir: None,
             no_prior_actions: false,
             reload_interval: Duration::from_secs(2),
@@ -1151,19 +1160,48 @@ impl Units {
                 .and_then(|value| value.get("count").and_then(Value::as_u64))
                 .ok_or_else(|| UnitError::UnknownReplicas(key.clone()))?,
         };
-        let capacities: Vec<String> = contract.axes.iter().filter_map(|_| next()).collect();
-        let quotas: Vec<String> = contract.quota_refs.iter().filter_map(|_| next()).collect();
-        let request = format!(
-            "{{\"contract\":{},\"current_replicas\":{current},\"now\":\"{}\",\"signal\":{},\"capacities\":[{}],\"quotas\":[{}],\"continuity\":{},\"safety\":{},\"last_action_at\":{}}}",
-            contract.text,
-            self.now(),
-            signal.as_deref().unwrap_or("null"),
-            capacities.join(","),
-            quotas.join(","),
-            continuity.as_deref().unwrap_or("null"),
-            safety.as_deref().unwrap_or("null"),
-            last_action.at.as_ref().map_or_else(|| "null".to_owned(), |at| Value::String(at.clone()).to_string()),
-        );
+        // The request is built from values, never by splicing the stored texts (issue 19): each
+        // stored observation must read as one JSON object, a capacity must name its axis and a quota
+        // its reference, else it counts as missing (logged), so a value written straight into the
+        // store can change no other field of the request.
+        let slot = |text: Option<String>, what: &str, field: Option<(&str, &str)>| -> Option<Value> {
+            let text = text?;
+            let value = match serde_json::from_str::<Value>(&text) {
+                Ok(value @ Value::Object(_)) => value,
+                Ok(_) | Err(_) => {
+                    eprintln!("scale-units serve: the stored {what} of {key} is not one JSON object: taken as missing");
+                    return None;
+                }
+            };
+            if let Some((field, name)) = field
+                && value.get(field).and_then(Value::as_str) != Some(name)
+            {
+                eprintln!("scale-units serve: the stored {what} of {key} names another {field}: taken as missing");
+                return None;
+            }
+            Some(value)
+        };
+        let capacities: Vec<Value> =
+            contract.axes.iter().filter_map(|axis| slot(next(), "capacity", Some(("axis", axis.as_str())))).collect();
+        let quotas: Vec<Value> = contract
+            .quota_refs
+            .iter()
+            .filter_map(|quota| slot(next(), "quota", Some(("quota_ref", quota.as_str()))))
+            .collect();
+        let contract_value: Value = serde_json::from_str(&contract.text).map_err(|error| {
+            UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidJson, error.to_string(), "contract"))
+        })?;
+        let mut request = Map::new();
+        request.insert("contract".to_owned(), contract_value);
+        request.insert("current_replicas".to_owned(), Value::from(current));
+        request.insert("now".to_owned(), Value::String(self.now()));
+        request.insert("signal".to_owned(), slot(signal, "signal", None).unwrap_or(Value::Null));
+        request.insert("capacities".to_owned(), Value::Array(capacities));
+        request.insert("quotas".to_owned(), Value::Array(quotas));
+        request.insert("continuity".to_owned(), slot(continuity, "continuity", None).unwrap_or(Value::Null));
+        request.insert("safety".to_owned(), slot(safety, "safety", None).unwrap_or(Value::Null));
+        request.insert("last_action_at".to_owned(), last_action.at.clone().map_or(Value::Null, Value::String));
+        let request = Value::Object(request).to_string();
         let registry = Arc::clone(&self.registry);
         let served = match self.workers.run(move || registry.evaluate_json(&request)).await {
             Ok(Ok(Ok(served))) => served,

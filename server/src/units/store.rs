@@ -33,18 +33,34 @@ impl Store {
         Self::Memory(Mutex::new(HashMap::new()))
     }
 
-    /// Connects to Redis at `url` (`redis://host:port/db`); later failures reconnect on their own.
-    pub(crate) async fn redis(url: &str) -> Result<Self, UnitError> {
-        let client = redis::Client::open(url)
-            .map_err(|error| UnitError::Config(format!("invalid Redis URL {}: {error}", redact(url))))?;
+    /// Connects to Redis at `url` (`redis://host:port/db`, or `rediss://` over TLS: checked
+    /// against `ca`, PEM, when given, else the system's roots); later failures reconnect on their
+    /// own.
+    pub(crate) async fn redis(url: &str, ca: Option<&[u8]>) -> Result<Self, UnitError> {
+        let invalid = |error: redis::RedisError| {
+            UnitError::Config(format!("invalid Redis URL {}: {}", redact(url), scrub(&error.to_string(), url)))
+        };
+        let client = match ca {
+            None => redis::Client::open(url).map_err(invalid)?,
+            Some(_) if !url.starts_with("rediss://") => {
+                return Err(UnitError::Config(format!(
+                    "a Redis CA is given, so the URL must be rediss:// (TLS), not {}",
+                    redact(url)
+                )));
+            }
+            Some(pem) => {
+                let certificates = redis::TlsCertificates { client_tls: None, root_cert: Some(pem.to_vec()) };
+                redis::Client::build_with_tls(url, certificates).map_err(invalid)?
+            }
+        };
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(1)))
             .set_response_timeout(Some(REDIS_RESPONSE_TIMEOUT))
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_millis(500));
-        let manager = ConnectionManager::new_with_config(client, config)
-            .await
-            .map_err(|error| UnitError::Store(format!("cannot connect to Redis: {error}")))?;
+        let manager = ConnectionManager::new_with_config(client, config).await.map_err(|error| {
+            UnitError::Store(format!("cannot connect to Redis at {}: {}", redact(url), scrub(&error.to_string(), url)))
+        })?;
         Ok(Self::Redis(manager))
     }
 
@@ -126,6 +142,21 @@ impl Store {
             }
         }
     }
+}
+
+/// `message` with any piece of `url`'s user, password or query replaced by `***` (a client
+/// error that quotes what it was given shows no secret).
+fn scrub(message: &str, url: &str) -> String {
+    let Some((_, rest)) = url.split_once("://") else { return message.to_owned() };
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    let mut secrets: Vec<&str> = Vec::new();
+    if let Some((credentials, _)) = authority.rsplit_once('@') {
+        secrets.extend(credentials.split(':').filter(|part| !part.is_empty()));
+    }
+    if let Some((_, query)) = rest.split_once('?') {
+        secrets.push(query);
+    }
+    secrets.iter().fold(message.to_owned(), |text, secret| text.replace(secret, "***"))
 }
 
 /// `url` as a message may show it: the user and password (`scheme://user:password@host`) and any
