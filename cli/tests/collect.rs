@@ -261,6 +261,11 @@ impl Served {
     }
 
     fn admit(&self, old: i64, new: i64) -> Value {
+        self.admit_as(old, new, "7d3a0c1e-0000-4000-8000-000000000015", None)
+    }
+
+    /// An admission review of `old -> new` with `uid`, with the bearer token when given.
+    fn admit_as(&self, old: i64, new: i64, uid: &str, token: Option<&str>) -> Value {
         let scale = |replicas: i64| {
             json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
                    "metadata": {"name": "gateway", "namespace": "zentinelle"},
@@ -269,7 +274,7 @@ impl Served {
         let review = json!({
             "kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
             "request": {
-                "uid": "7d3a0c1e-0000-4000-8000-000000000015",
+                "uid": uid,
                 "kind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
                 "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
                 "subResource": "scale", "name": "gateway", "namespace": "zentinelle", "operation": "UPDATE",
@@ -277,9 +282,12 @@ impl Served {
                 "object": scale(new), "oldObject": scale(old), "dryRun": false
             }
         });
-        let reply = Client::new(self.http)
-            .post("/v1/admission", &[("content-type", "application/json")], review.to_string().as_bytes())
-            .unwrap();
+        let bearer = token.map(|token| format!("Bearer {token}"));
+        let mut headers = vec![("content-type", "application/json")];
+        if let Some(bearer) = &bearer {
+            headers.push(("authorization", bearer.as_str()));
+        }
+        let reply = Client::new(self.http).post("/v1/admission", &headers, review.to_string().as_bytes()).unwrap();
         reply.json()["response"].clone()
     }
 
@@ -636,6 +644,78 @@ async fn two_services_on_one_redis_decide_alike_fail_closed_alike_and_outlive_ea
     assert_eq!((status, body["error"]["code"].as_str()), (409, Some("unknown_replicas")), "{body}");
     assert!(b.keda_metric().await.is_err(), "no number from a count out of B's time");
     drop(b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The window an unauthenticated admission leaves (docs/DECISIONS.md, "Who may start a
+/// cooldown"): the review is judged and answered, but nothing in it is taken as evidence, so until
+/// the collector reads the new count the decision (and KEDA) stands on the old one; an
+/// authenticated review closes the window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unauthenticated_admission_moves_no_count_and_an_authenticated_one_closes_the_window() {
+    let dir = temp_dir("window");
+    let units = dir.join("units");
+    std::fs::create_dir_all(&units).unwrap();
+    let redis = Redis::start(&dir);
+    let epoch = jiff::Timestamp::now().as_millisecond() - 3_600_000;
+    assert_eq!(redis.command(&["SET", "scale-units:epoch", &epoch.to_string()]), "+OK");
+    let exporter = Exporter::start(&exposition(3, &["640"], 0));
+    let prometheus = Prometheus::start(&dir, exporter.port, "groups: []\n");
+    std::fs::write(units.join("zentinelle.gateway.json"), example("api-gateway/contract.json")).unwrap();
+    std::fs::write(units.join("zentinelle.gateway.sources.yaml"), gateway_sources_aged(prometheus.port, 8)).unwrap();
+    std::fs::write(dir.join("token"), "window-test-token\n").unwrap();
+    let url = format!("redis://127.0.0.1:{}/0", redis.port);
+    let token_file = dir.join("token").display().to_string();
+    let served =
+        tokio::task::spawn_blocking(move || Served::start_with(&units, &["--redis", &url, "--token-file", &token_file]))
+            .await
+            .unwrap();
+    let long = Duration::from_secs(60);
+    let scale_up_at_3 = || {
+        wait_for("scale_up at 3", long, || {
+            let (_, unit) = served.unit();
+            (action(&unit).0 == "scale_up" && action(&unit).1 == 3).then_some(())
+        });
+    };
+    scale_up_at_3();
+
+    // Without the token: allowed (the decision at 3 asks for 5), but neither the cooldown nor the
+    // count is taken from it — a forged review must not move or freeze anything.
+    let response = served.admit_as(3, 5, "00000000-0000-4000-8000-00000000000a", None);
+    assert_eq!(response["allowed"], true, "{response}");
+    let (_, unit) = served.unit();
+    assert_eq!(unit["evidence"]["replicas"]["count"], 3, "{unit}");
+    assert_eq!(unit["last_action"]["source"], "unknown", "no cooldown from it: {unit}");
+    assert_eq!(served.keda_metric().await.unwrap(), 5, "the decision at 3 still asks for 5");
+    // The window: the demand falls before the workload's new count is read. The decision stands
+    // on the collected 3 and KEDA answers 3; the HPA's 5 -> 3 is then judged by the webhook at
+    // the real count, 5.
+    exporter.set(Some(&exposition(3, &["300"], 0)));
+    wait_for("a hold at 3", long, || {
+        let (_, unit) = served.unit();
+        (action(&unit).0 == "hold" && action(&unit).1 == 3).then_some(())
+    });
+    assert_eq!(served.keda_metric().await.unwrap(), 3);
+
+    // With the token: the admitted 5 is the count at once, the cooldown counts from it, and the
+    // same fall of the demand while the workload still reads 3 leaves KEDA at 5.
+    exporter.set(Some(&exposition(3, &["640"], 0)));
+    scale_up_at_3();
+    let response = served.admit_as(3, 5, "00000000-0000-4000-8000-00000000000b", Some("window-test-token"));
+    assert_eq!(response["allowed"], true, "{response}");
+    let (_, unit) = served.unit();
+    assert_eq!(unit["evidence"]["replicas"]["count"], 5, "{unit}");
+    assert_eq!(unit["last_action"]["source"], "admission", "{unit}");
+    exporter.set(Some(&exposition(3, &["300"], 0)));
+    wait_for("the fall read", long, || {
+        let (_, unit) = served.unit();
+        (unit["evidence"]["signal"]["value"] == 300).then_some(())
+    });
+    wait_for("two reads of 3 refused", long, || (served.refused("replicas", "unconfirmed") >= 2).then_some(()));
+    let (_, unit) = served.unit();
+    assert_eq!((action(&unit).0, action(&unit).1), ("hold", 5), "{unit}");
+    assert_eq!(served.keda_metric().await.unwrap(), 5, "never back to 3");
+    drop(served);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
