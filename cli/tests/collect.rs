@@ -563,7 +563,8 @@ async fn two_services_on_one_redis_decide_alike_fail_closed_alike_and_outlive_ea
     assert_eq!(response["allowed"], true, "{response}");
     // ... even when a collector that read 3 before the admission writes it after (the state a
     // lost race between one replica's collector and another's webhook leaves in Redis).
-    let raced = redis.command(&["SET", "scale-units:{zentinelle/gateway}:replicas", &collected_count(3, 0, 8), "PX", "8000"]);
+    let raced =
+        redis.command(&["SET", "scale-units:{zentinelle/gateway}:replicas", &collected_count(3, 0, 8), "PX", "8000"]);
     assert_eq!(raced, "+OK");
     for (who, served) in [("a", &a), ("b", &b)] {
         let (status, unit) = served.unit();
@@ -666,10 +667,11 @@ async fn an_unauthenticated_admission_moves_no_count_and_an_authenticated_one_cl
     std::fs::write(dir.join("token"), "window-test-token\n").unwrap();
     let url = format!("redis://127.0.0.1:{}/0", redis.port);
     let token_file = dir.join("token").display().to_string();
-    let served =
-        tokio::task::spawn_blocking(move || Served::start_with(&units, &["--redis", &url, "--token-file", &token_file]))
-            .await
-            .unwrap();
+    let served = tokio::task::spawn_blocking(move || {
+        Served::start_with(&units, &["--redis", &url, "--token-file", &token_file])
+    })
+    .await
+    .unwrap();
     let long = Duration::from_secs(60);
     let scale_up_at_3 = || {
         wait_for("scale_up at 3", long, || {

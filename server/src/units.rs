@@ -1059,9 +1059,7 @@ impl Units {
         // A count the webhook admitted overrules a push that contradicts it (as it does the
         // collectors' reads, [`Self::put_replicas`]): the pusher has not seen the change yet.
         let admitted = match replicas {
-            Some(_) => {
-                self.store.read(&[admitted_slot(key)], self.now_ms()).await?.into_iter().flatten().next()
-            }
+            Some(_) => self.store.read(&[admitted_slot(key)], self.now_ms()).await?.into_iter().flatten().next(),
             None => None,
         };
         let admitted = admitted
