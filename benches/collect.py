@@ -169,7 +169,16 @@ safety: {{server: local, overloaded: [BenchOverloaded], max_age_s: 60}}
         except OSError:
             pass
         time.sleep(0.1)
-    time.sleep(6)  # one scrape
+    # Until Prometheus has scraped every unit's series (a first round before that is refused).
+    for _ in range(600):
+        try:
+            status, body, _ = get(prometheus_port, "/api/v1/query?query=count(app_in_flight)")
+            result = json.loads(body)["data"]["result"] if status == 200 else []
+            if result and int(result[0]["value"][1]) == args.units:
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.5)
 
     connect = keda_client(root)
     keda = ["--keda-listen", "127.0.0.1:0"] if connect else []
