@@ -122,7 +122,10 @@ prometheus-setup:
 ## GET and admission latency while collecting (figures go into BENCHMARKS.md).
 bench-collect: component prometheus-setup
 	$(CARGO) build --release --locked -p scale-units-cli
-	python3 benches/collect.py --binary $(or $(CARGO_TARGET_DIR),target)/release/scale-units \
+	test -x $(or $(CARGO_TARGET_DIR),target)/bench-venv/bin/python || python3 -m venv $(or $(CARGO_TARGET_DIR),target)/bench-venv
+	$(or $(CARGO_TARGET_DIR),target)/bench-venv/bin/pip install -q grpcio grpcio-tools
+	$(or $(CARGO_TARGET_DIR),target)/bench-venv/bin/python benches/collect.py \
+	  --binary $(or $(CARGO_TARGET_DIR),target)/release/scale-units \
 	  --units $(or $(BENCH_UNITS),200) --seconds $(or $(BENCH_SECONDS),60)
 
 ## Admission reviews over loopback HTTPS under load (figures go into BENCHMARKS.md).

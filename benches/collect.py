@@ -9,7 +9,9 @@ capacities, collected every INTERVAL. For SECONDS it samples the service's CPU t
 decision time) and sends admission reviews (each evaluated), then prints one JSON object: CPU
 share of one core, the collector's query latency (the service's own
 `scale_units_evidence_query_seconds`), stored and refused observations, evidence age, GET and
-admission latencies.
+admission latencies. With `grpcio` and `grpcio-tools` importable (`make bench-collect` installs
+them in `target/bench-venv`), it also calls the KEDA scaler's `GetMetrics` in the same loop,
+over stubs compiled from `server/proto/externalscaler.proto` at start.
 
   python3 benches/collect.py --binary target/release/scale-units --units 200 --seconds 60
 """
@@ -22,6 +24,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -55,6 +58,41 @@ def percentile(values, q):
         return None
     values = sorted(values)
     return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def keda_client(root):
+    """A `GetMetrics` caller over stubs compiled from the scaler's proto, or None without grpcio."""
+    try:
+        import grpc
+        from grpc_tools import protoc
+    except ImportError:
+        return None
+    proto_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../server/proto")
+    if protoc.main(["protoc", f"-I{proto_dir}", f"--python_out={root}", f"--grpc_python_out={root}",
+                    os.path.join(proto_dir, "externalscaler.proto")]) != 0:
+        raise SystemExit("cannot compile server/proto/externalscaler.proto")
+    sys.path.insert(0, root)
+    import externalscaler_pb2 as messages
+    import externalscaler_pb2_grpc as services
+
+    def connect(address):
+        stub = services.ExternalScalerStub(grpc.insecure_channel(address))
+
+        def get_metrics(unit):
+            request = messages.GetMetricsRequest(
+                scaledObjectRef=messages.ScaledObjectRef(name=unit, namespace="bench"),
+                metricName="scale-units-replicas")
+            started = time.perf_counter()
+            try:
+                stub.GetMetrics(request, timeout=30)
+                ok = True
+            except grpc.RpcError:
+                ok = False
+            return ok, time.perf_counter() - started
+
+        return get_metrics
+
+    return connect
 
 
 def main():
@@ -131,15 +169,28 @@ safety: {{server: local, overloaded: [BenchOverloaded], max_age_s: 60}}
         except OSError:
             pass
         time.sleep(0.1)
-    time.sleep(6)  # one scrape
+    # Until Prometheus has scraped every unit's series (a first round before that is refused).
+    for _ in range(600):
+        try:
+            status, body, _ = get(prometheus_port, "/api/v1/query?query=count(app_in_flight)")
+            result = json.loads(body)["data"]["result"] if status == 200 else []
+            if result and int(result[0]["value"][1]) == args.units:
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.5)
 
+    connect = keda_client(root)
+    keda = ["--keda-listen", "127.0.0.1:0"] if connect else []
     serve = subprocess.Popen(
         [args.binary, "serve", "--listen", "127.0.0.1:0", "--units", units_dir, "--audit-log", "/dev/null",
-         "--collect-interval-ms", str(args.interval_ms), "--shutdown-delay-ms", "0"],
+         "--collect-interval-ms", str(args.interval_ms), "--shutdown-delay-ms", "0", *keda],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    get_metrics = connect(serve.stdout.readline().strip().rsplit(" ", 1)[1]) if connect else None
     port = int(serve.stdout.readline().strip().rsplit(":", 1)[1])
+    load_before = os.getloadavg()
     started, cpu_start = time.time(), cpu_seconds(serve.pid)
-    ages, gets, admissions, i = [], [], [], 0
+    ages, gets, admissions, metrics_calls, metrics_failed, i = [], [], [], [], 0, 0
     review = lambda unit: json.dumps({
         "kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
         "request": {"uid": "00000000-0000-4000-8000-000000000000",
@@ -158,9 +209,14 @@ safety: {{server: local, overloaded: [BenchOverloaded], max_age_s: 60}}
             if age:
                 ages.append(age["age_s"])
         admissions.append(get(port, "/v1/admission", "POST", review(unit))[2])
+        if get_metrics:
+            ok, elapsed = get_metrics(unit)
+            metrics_calls.append(elapsed)
+            metrics_failed += 0 if ok else 1
         i += 1
         time.sleep(0.05)
     wall, cpu = time.time() - started, cpu_seconds(serve.pid) - cpu_start
+    load_after = os.getloadavg()
     metrics = get(port, "/metrics")[1].decode()
     serve.terminate()
     serve.wait()
@@ -172,6 +228,12 @@ safety: {{server: local, overloaded: [BenchOverloaded], max_age_s: 60}}
     def total(prefix):
         return sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines() if line.startswith(prefix))
 
+    causes = {}
+    for line in metrics.splitlines():
+        if line.startswith("scale_units_evidence_refused_total{"):
+            labels, value = line.rsplit(" ", 1)
+            key = labels.split('source="', 1)[1].split('"', 1)[0] + ":" + labels.split('cause="', 1)[1].split('"', 1)[0]
+            causes[key] = causes.get(key, 0) + float(value)
     queries = total("scale_units_evidence_query_seconds_count")
     print(json.dumps({
         "units": args.units, "sources_per_unit": 3, "interval_ms": args.interval_ms, "seconds": round(wall, 1),
@@ -181,9 +243,14 @@ safety: {{server: local, overloaded: [BenchOverloaded], max_age_s: 60}}
         "query_max_ms": round(1000 * total("scale_units_evidence_query_max_seconds"), 2),
         "stored": total("scale_units_evidence_stored_total"),
         "refused": total("scale_units_evidence_refused_total"),
+        "refused_by_source_and_cause": causes,
         "evidence_age_s": {"p50": percentile(ages, 0.5), "p99": percentile(ages, 0.99), "max": max(ages) if ages else None},
         "get_unit_ms": {"p50": round(1000 * percentile(gets, 0.5), 2), "p99": round(1000 * percentile(gets, 0.99), 2)},
         "admission_ms": {"p50": round(1000 * percentile(admissions, 0.5), 2), "p99": round(1000 * percentile(admissions, 0.99), 2)},
+        "keda_get_metrics_ms": {"p50": round(1000 * percentile(metrics_calls, 0.5), 2),
+                                "p99": round(1000 * percentile(metrics_calls, 0.99), 2),
+                                "calls": len(metrics_calls), "errors": metrics_failed} if metrics_calls else None,
+        "load_average_1m": {"before": round(load_before[0], 2), "after": round(load_after[0], 2)},
     }, indent=2))
 
 

@@ -203,9 +203,16 @@ struct Served {
 
 impl Served {
     fn start(units: &Path) -> Self {
+        Self::start_with(units, &[])
+    }
+
+    /// [`Self::start`] with more arguments (`--redis URL`).
+    fn start_with(units: &Path, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_scale-units"))
             .args(["serve", "--listen", "127.0.0.1:0", "--keda-listen", "127.0.0.1:0", "--collect-interval-ms", "300"])
-            .args(["--units-interval-ms", "100", "--shutdown-delay-ms", "0", "--audit-log", "/dev/null", "--units"])
+            .args(["--units-interval-ms", "100", "--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
+            .args(extra)
+            .arg("--units")
             .arg(units)
             .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
             .stdout(Stdio::piped())
@@ -254,6 +261,11 @@ impl Served {
     }
 
     fn admit(&self, old: i64, new: i64) -> Value {
+        self.admit_as(old, new, "7d3a0c1e-0000-4000-8000-000000000015", None)
+    }
+
+    /// An admission review of `old -> new` with `uid`, with the bearer token when given.
+    fn admit_as(&self, old: i64, new: i64, uid: &str, token: Option<&str>) -> Value {
         let scale = |replicas: i64| {
             json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
                    "metadata": {"name": "gateway", "namespace": "zentinelle"},
@@ -262,7 +274,7 @@ impl Served {
         let review = json!({
             "kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
             "request": {
-                "uid": "7d3a0c1e-0000-4000-8000-000000000015",
+                "uid": uid,
                 "kind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
                 "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
                 "subResource": "scale", "name": "gateway", "namespace": "zentinelle", "operation": "UPDATE",
@@ -270,9 +282,12 @@ impl Served {
                 "object": scale(new), "oldObject": scale(old), "dryRun": false
             }
         });
-        let reply = Client::new(self.http)
-            .post("/v1/admission", &[("content-type", "application/json")], review.to_string().as_bytes())
-            .unwrap();
+        let bearer = token.map(|token| format!("Bearer {token}"));
+        let mut headers = vec![("content-type", "application/json")];
+        if let Some(bearer) = &bearer {
+            headers.push(("authorization", bearer.as_str()));
+        }
+        let reply = Client::new(self.http).post("/v1/admission", &headers, review.to_string().as_bytes()).unwrap();
         reply.json()["response"].clone()
     }
 
@@ -307,12 +322,18 @@ fn exposition(replicas: u64, in_flight: &[&str], overloaded: u8) -> String {
 }
 
 fn gateway_sources(prometheus: u16) -> String {
+    gateway_sources_aged(prometheus, 10)
+}
+
+/// The gateway's sources, the replica count kept `replicas_max_age_s` (the signal and the safety
+/// evidence 4 s).
+fn gateway_sources_aged(prometheus: u16, replicas_max_age_s: u64) -> String {
     format!(
         r#"interval_s: 1
 prometheus:
   local: {{url: "http://127.0.0.1:{prometheus}", timeout_ms: 1000}}
 replicas:
-  max_age_s: 10
+  max_age_s: {replicas_max_age_s}
   count: {{prometheus: {{server: local, query: 'kube_deployment_status_replicas{{namespace="zentinelle",deployment="gateway"}}'}}}}
 signal:
   signal: in_flight
@@ -458,6 +479,244 @@ async fn prometheus_evidence_scales_up_survives_an_admission_and_fails_closed() 
     // The signal and the safety evidence expire together; the evaluator names the first it meets.
     let reasons = action(&unit).3;
     assert!(reasons.contains(&"signal_missing") || reasons.contains(&"overload_shedding_active"), "{unit}");
+    drop(served);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every observation in a unit's `evidence` is younger than its max age (replicas 8 s, signal
+/// and safety 4 s): whichever replica wrote it, none is decided on past its age.
+fn assert_fresh(who: &str, unit: &Value) {
+    let evidence = &unit["evidence"];
+    for (name, max_age_s) in [("replicas", 8), ("signal", 4), ("safety", 4)] {
+        if let Some(age) = evidence[name]["age_s"].as_i64() {
+            assert!((0..max_age_s).contains(&age), "{who}: {name} is {age}s old, past {max_age_s}s: {unit}");
+        }
+    }
+}
+
+/// A replica count as a collector stores it, observed `ahead_s` from now by this clock.
+fn collected_count(count: u64, ahead_s: i64, max_age_s: i64) -> String {
+    let now = jiff::Timestamp::now().as_second() + ahead_s;
+    let text = |second: i64| jiff::Timestamp::from_second(second).unwrap().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    json!({
+        "count": count, "observed_at": text(now), "expires_at": text(now + max_age_s),
+        "source_ref": "prometheus.local:zentinelle/gateway/replicas",
+        "source_digest": format!("sha256:{}", "0".repeat(64)),
+    })
+    .to_string()
+}
+
+/// Two `serve --redis` processes on one redis-server, both collecting from one Prometheus (the
+/// documented design: every replica collects every unit, idempotently; no lease).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_services_on_one_redis_decide_alike_fail_closed_alike_and_outlive_each_other() {
+    let dir = temp_dir("replicas");
+    let units = dir.join("units");
+    std::fs::create_dir_all(&units).unwrap();
+    let redis = Redis::start(&dir);
+    // A Redis that has vouched for every admission for an hour: the cooldowns do not count from
+    // the services' start.
+    let epoch = jiff::Timestamp::now().as_millisecond() - 3_600_000;
+    assert_eq!(redis.command(&["SET", "scale-units:epoch", &epoch.to_string()]), "+OK");
+    let exporter = Exporter::start(&exposition(3, &["300"], 0));
+    let rules = "groups:\n  - name: gateway\n    rules:\n      - alert: GatewayOverloaded\n        expr: gateway_overloaded > 0\n";
+    let prometheus = Prometheus::start(&dir, exporter.port, rules);
+    std::fs::write(units.join("zentinelle.gateway.json"), example("api-gateway/contract.json")).unwrap();
+    std::fs::write(units.join("zentinelle.gateway.sources.yaml"), gateway_sources_aged(prometheus.port, 8)).unwrap();
+    let url = format!("redis://127.0.0.1:{}/0", redis.port);
+    let (a, b) = tokio::task::spawn_blocking(move || {
+        (Served::start_with(&units, &["--redis", &url]), Served::start_with(&units, &["--redis", &url]))
+    })
+    .await
+    .unwrap();
+    let long = Duration::from_secs(60);
+
+    // Both hold at 3 on the same stored evidence, and both collect it.
+    for (who, served) in [("a", &a), ("b", &b)] {
+        wait_for("a hold at 3 replicas", long, || {
+            let (status, unit) = served.unit();
+            (status == 200 && action(&unit).0 == "hold" && action(&unit).1 == 3).then_some(())
+        });
+        wait_for("both collect", long, || (served.stored("signal") >= 2).then_some(()));
+        assert_fresh(who, &served.unit().1);
+    }
+    wait_for("one stored signal, read by both", long, || {
+        let (signal_a, signal_b) = (&a.unit().1["evidence"]["signal"], &b.unit().1["evidence"]["signal"]);
+        (signal_a["source_digest"] == signal_b["source_digest"] && signal_a["observed_at"] == signal_b["observed_at"])
+            .then_some(())
+    });
+
+    // The in-flight count rises: both scale up to 5, and both KEDA scalers report 5.
+    exporter.set(Some(&exposition(3, &["640"], 0)));
+    for served in [&a, &b] {
+        let unit = wait_for("scale_up", long, || {
+            let (_, unit) = served.unit();
+            (action(&unit).0 == "scale_up").then_some(unit)
+        });
+        assert_eq!(action(&unit).2, 5, "{unit}");
+        assert_eq!(served.keda_metric().await.unwrap(), 5);
+    }
+
+    // A admits 3 -> 5: B stands on the admitted count at once, its collector's reads of the old
+    // count are refused, and neither KEDA scaler goes back to 3 ...
+    let response = a.admit(3, 5);
+    assert_eq!(response["allowed"], true, "{response}");
+    // ... even when a collector that read 3 before the admission writes it after (the state a
+    // lost race between one replica's collector and another's webhook leaves in Redis).
+    let raced =
+        redis.command(&["SET", "scale-units:{zentinelle/gateway}:replicas", &collected_count(3, 0, 8), "PX", "8000"]);
+    assert_eq!(raced, "+OK");
+    for (who, served) in [("a", &a), ("b", &b)] {
+        let (status, unit) = served.unit();
+        assert_eq!(status, 200, "{who}: {unit}");
+        assert_eq!(unit["evidence"]["replicas"]["count"], 5, "{who}: {unit}");
+        assert_eq!(unit["evidence"]["replicas"]["source_ref"], "admission:zentinelle/gateway", "{who}");
+        assert_eq!((action(&unit).0, action(&unit).1), ("hold", 5), "{who}: cooldown at the admitted count: {unit}");
+        assert!(action(&unit).3.contains(&"cooldown"), "{who}: {unit}");
+        assert_eq!(served.keda_metric().await.unwrap(), 5, "{who}: never back to 3");
+    }
+    wait_for("b refuses reads of 3", long, || (b.refused("replicas", "unconfirmed") >= 2).then_some(()));
+    assert_eq!(b.keda_metric().await.unwrap(), 5, "never back to 3");
+
+    // The workload reports 5: the collected count takes over on both (the admission's record of
+    // the last action and the admitted count are kept apart in Redis).
+    exporter.set(Some(&exposition(5, &["640"], 0)));
+    for served in [&a, &b] {
+        wait_for("the collected count", long, || {
+            let (_, unit) = served.unit();
+            (unit["evidence"]["replicas"]["source_ref"].as_str()?.starts_with("prometheus.local:")
+                && unit["evidence"]["replicas"]["count"] == 5)
+                .then_some(())
+        });
+        let (_, unit) = served.unit();
+        assert_eq!(unit["last_action"]["source"], "admission", "the cooldown counts from A's admission: {unit}");
+        assert_eq!((action(&unit).0, action(&unit).1), ("hold", 5), "{unit}");
+    }
+
+    // The exporter vanishes: neither replica can collect. While the evidence ages out, nothing
+    // either serves is past its max age; then both fail closed (no count: 409, a KEDA error)
+    // and at a given count both block on the missing signal.
+    exporter.set(None);
+    for served in [&a, &b] {
+        wait_for("empty_result", long, || (served.refused("signal", "empty_result") > 0).then_some(()));
+    }
+    wait_for("both without a count", long, || {
+        let answers = [("a", a.unit()), ("b", b.unit())];
+        for (who, (status, unit)) in &answers {
+            if *status == 200 {
+                assert_fresh(who, unit);
+            }
+        }
+        answers.iter().all(|(_, (status, _))| *status == 409).then_some(())
+    });
+    for (who, served) in [("a", &a), ("b", &b)] {
+        let (status, body) = served.unit();
+        assert_eq!((status, body["error"]["code"].as_str()), (409, Some("unknown_replicas")), "{who}: {body}");
+        assert!(served.keda_metric().await.is_err(), "{who}: no count is no number");
+        let (_, unit) = served.get("/v1/units/zentinelle/gateway?replicas=5");
+        assert_eq!(action(&unit).0, "blocked", "{who}: {unit}");
+        assert!(unit["evidence"]["signal"].is_null(), "{who}: {unit}");
+    }
+
+    // The exporter is back; A stops: B alone keeps collecting (A's last writes expire after 4 s,
+    // so a fresh signal of the new value well after that is B's).
+    exporter.set(Some(&exposition(5, &["900"], 0)));
+    wait_for("b decides again", long, || (b.unit().0 == 200).then_some(()));
+    drop(a);
+    let alone = Instant::now();
+    let stored = b.stored("signal");
+    wait_for("b alone, past A's evidence", long, || {
+        let (status, unit) = b.unit();
+        assert_eq!(status, 200, "b keeps a count: {unit}");
+        assert_fresh("b", &unit);
+        (alone.elapsed() > Duration::from_secs(10) && unit["evidence"]["signal"]["value"] == 900).then_some(())
+    });
+    assert!(b.stored("signal") >= stored + 5, "b collected on its own");
+    let (_, unit) = b.unit();
+    assert_ne!(action(&unit).0, "blocked", "b decides on its own evidence: {unit}");
+    assert_eq!(b.keda_metric().await.unwrap(), 5, "hold at 5 in the cooldown");
+
+    // A replica whose clock runs 30 s ahead writes a count "observed" in B's future, which
+    // Redis keeps by that replica's expiry: B does not decide on it (fresh means observed_at <=
+    // now < expires_at by B's own clock), and B's reads, observed earlier, do not replace it.
+    let ahead = collected_count(5, 30, 8);
+    assert_eq!(redis.command(&["SET", "scale-units:{zentinelle/gateway}:replicas", &ahead, "PX", "38000"]), "+OK");
+    let (status, body) = b.unit();
+    assert_eq!((status, body["error"]["code"].as_str()), (409, Some("unknown_replicas")), "{body}");
+    assert!(b.keda_metric().await.is_err(), "no number from a count out of B's time");
+    drop(b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The window an unauthenticated admission leaves (docs/DECISIONS.md, "Who may start a
+/// cooldown"): the review is judged and answered, but nothing in it is taken as evidence, so until
+/// the collector reads the new count the decision (and KEDA) stands on the old one; an
+/// authenticated review closes the window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unauthenticated_admission_moves_no_count_and_an_authenticated_one_closes_the_window() {
+    let dir = temp_dir("window");
+    let units = dir.join("units");
+    std::fs::create_dir_all(&units).unwrap();
+    let redis = Redis::start(&dir);
+    let epoch = jiff::Timestamp::now().as_millisecond() - 3_600_000;
+    assert_eq!(redis.command(&["SET", "scale-units:epoch", &epoch.to_string()]), "+OK");
+    let exporter = Exporter::start(&exposition(3, &["640"], 0));
+    let prometheus = Prometheus::start(&dir, exporter.port, "groups: []\n");
+    std::fs::write(units.join("zentinelle.gateway.json"), example("api-gateway/contract.json")).unwrap();
+    std::fs::write(units.join("zentinelle.gateway.sources.yaml"), gateway_sources_aged(prometheus.port, 8)).unwrap();
+    std::fs::write(dir.join("token"), "window-test-token\n").unwrap();
+    let url = format!("redis://127.0.0.1:{}/0", redis.port);
+    let token_file = dir.join("token").display().to_string();
+    let served = tokio::task::spawn_blocking(move || {
+        Served::start_with(&units, &["--redis", &url, "--token-file", &token_file])
+    })
+    .await
+    .unwrap();
+    let long = Duration::from_secs(60);
+    let scale_up_at_3 = || {
+        wait_for("scale_up at 3", long, || {
+            let (_, unit) = served.unit();
+            (action(&unit).0 == "scale_up" && action(&unit).1 == 3).then_some(())
+        });
+    };
+    scale_up_at_3();
+
+    // Without the token: allowed (the decision at 3 asks for 5), but neither the cooldown nor the
+    // count is taken from it — a forged review must not move or freeze anything.
+    let response = served.admit_as(3, 5, "00000000-0000-4000-8000-00000000000a", None);
+    assert_eq!(response["allowed"], true, "{response}");
+    let (_, unit) = served.unit();
+    assert_eq!(unit["evidence"]["replicas"]["count"], 3, "{unit}");
+    assert_eq!(unit["last_action"]["source"], "unknown", "no cooldown from it: {unit}");
+    assert_eq!(served.keda_metric().await.unwrap(), 5, "the decision at 3 still asks for 5");
+    // The window: the demand falls before the workload's new count is read. The decision stands
+    // on the collected 3 and KEDA answers 3; the HPA's 5 -> 3 is then judged by the webhook at
+    // the real count, 5.
+    exporter.set(Some(&exposition(3, &["300"], 0)));
+    wait_for("a hold at 3", long, || {
+        let (_, unit) = served.unit();
+        (action(&unit).0 == "hold" && action(&unit).1 == 3).then_some(())
+    });
+    assert_eq!(served.keda_metric().await.unwrap(), 3);
+
+    // With the token: the admitted 5 is the count at once, the cooldown counts from it, and the
+    // same fall of the demand while the workload still reads 3 leaves KEDA at 5.
+    exporter.set(Some(&exposition(3, &["640"], 0)));
+    scale_up_at_3();
+    let response = served.admit_as(3, 5, "00000000-0000-4000-8000-00000000000b", Some("window-test-token"));
+    assert_eq!(response["allowed"], true, "{response}");
+    let (_, unit) = served.unit();
+    assert_eq!(unit["evidence"]["replicas"]["count"], 5, "{unit}");
+    assert_eq!(unit["last_action"]["source"], "admission", "{unit}");
+    exporter.set(Some(&exposition(3, &["300"], 0)));
+    wait_for("the fall read", long, || {
+        let (_, unit) = served.unit();
+        (unit["evidence"]["signal"]["value"] == 300).then_some(())
+    });
+    wait_for("two reads of 3 refused", long, || (served.refused("replicas", "unconfirmed") >= 2).then_some(()));
+    let (_, unit) = served.unit();
+    assert_eq!((action(&unit).0, action(&unit).1), ("hold", 5), "{unit}");
+    assert_eq!(served.keda_metric().await.unwrap(), 5, "never back to 3");
     drop(served);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -25,7 +25,9 @@
 //!
 //! Several replicas of the service (with `--redis`) each collect every unit: the writes are
 //! idempotent (each observation carries its own expiry), so no replica decides on evidence older
-//! than its `max_age_s`, whichever replica wrote it.
+//! than its `max_age_s`, whichever replica wrote it (the replica count included: it stands only
+//! while fresh by the deciding replica's clock, and never against a count the webhook admitted,
+//! [`Units::put_replicas`]).
 
 pub(crate) mod prometheus;
 mod redis;

@@ -103,6 +103,13 @@ impl fmt::Display for UnitKey {
     }
 }
 
+/// The store key of the count the webhook admitted for `key`. Not `…:admitted`: with Redis that
+/// key is the ledger's record of the unit's last admission (`durable`), which must outlive the
+/// admitted count and must not be replaced by it.
+fn admitted_slot(key: &UnitKey) -> String {
+    format!("{}admitted-count", key.store_prefix())
+}
+
 fn is_dns_label(text: &str) -> bool {
     let bytes = text.as_bytes();
     let edge = |byte: Option<&u8>| byte.is_some_and(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit());
@@ -805,7 +812,7 @@ impl Units {
         let observed = time(&evidence, "observed_at").ok_or_else(|| invalid("observed_at cannot be read"))?;
         let expires = time(&evidence, "expires_at").ok_or_else(|| invalid("expires_at cannot be read"))?;
         let slot = format!("{}replicas", key.store_prefix());
-        let slots = [slot.clone(), format!("{}admitted", key.store_prefix())];
+        let slots = [slot.clone(), admitted_slot(key)];
         let stored = self.store.read(&slots, self.now_ms()).await?;
         let mut stored = stored.into_iter().map(|text| text.and_then(|text| serde_json::from_str::<Value>(&text).ok()));
         let (current, admitted) = (stored.next().flatten(), stored.next().flatten());
@@ -848,7 +855,7 @@ impl Units {
                 expires_at_ms: Some(expires_at_ms),
             },
             Write {
-                key: format!("{}admitted", key.store_prefix()),
+                key: admitted_slot(key),
                 value: Some(value.to_string()),
                 expires_at_ms: Some(expires_at_ms.max(self.now_ms().saturating_add(overrules_ms))),
             },
@@ -872,11 +879,11 @@ impl Units {
         keys.extend(contract.axes.iter().map(|axis| format!("{prefix}capacity:{axis}")));
         keys.extend(contract.quota_refs.iter().map(|quota| format!("{prefix}quota:{quota}")));
         let now_ms = self.now_ms();
+        keys.push(admitted_slot(key));
         let values = self.store.read(&keys, now_ms).await?;
-        let aged = |text: Option<String>| -> Value {
-            let Some(mut value) = text.and_then(|text| serde_json::from_str::<Value>(&text).ok()) else {
-                return Value::Null;
-            };
+        let admitted = values.last().cloned().flatten();
+        let aged = |value: Option<Value>| -> Value {
+            let Some(mut value) = value else { return Value::Null };
             let observed =
                 value.get("observed_at").and_then(Value::as_str).and_then(|at| at.parse::<jiff::Timestamp>().ok());
             if let (Some(observed), Some(object)) = (observed, value.as_object_mut()) {
@@ -885,8 +892,10 @@ impl Units {
             value
         };
         let mut values = values.into_iter();
-        let mut next = || aged(values.next().flatten());
-        let (replicas, signal, continuity, safety, last_action) = (next(), next(), next(), next(), next());
+        let replicas = standing_count(values.next().flatten().as_deref(), admitted.as_deref(), now_ms);
+        let replicas = aged(replicas);
+        let mut next = || aged(values.next().flatten().and_then(|text| serde_json::from_str::<Value>(&text).ok()));
+        let (signal, continuity, safety, last_action) = (next(), next(), next(), next());
         let capacities: Vec<Value> = contract.axes.iter().map(|_| next()).filter(|value| !value.is_null()).collect();
         let quotas: Vec<Value> = contract.quota_refs.iter().map(|_| next()).filter(|value| !value.is_null()).collect();
         Ok(serde_json::json!({
@@ -1080,9 +1089,7 @@ impl Units {
         // A count the webhook admitted overrules a push that contradicts it (as it does the
         // collectors' reads, [`Self::put_replicas`]): the pusher has not seen the change yet.
         let admitted = match replicas {
-            Some(_) => {
-                self.store.read(&[format!("{prefix}admitted")], self.now_ms()).await?.into_iter().flatten().next()
-            }
+            Some(_) => self.store.read(&[admitted_slot(key)], self.now_ms()).await?.into_iter().flatten().next(),
             None => None,
         };
         let admitted = admitted
@@ -1147,16 +1154,18 @@ impl Units {
             .collect();
         keys.extend(contract.axes.iter().map(|axis| format!("{prefix}capacity:{axis}")));
         keys.extend(contract.quota_refs.iter().map(|quota| format!("{prefix}quota:{quota}")));
-        let values = self.store.read(&keys, self.now_ms()).await?;
+        keys.push(admitted_slot(key));
+        let now_ms = self.now_ms();
+        let values = self.store.read(&keys, now_ms).await?;
+        let admitted = values.last().cloned().flatten();
         let mut values = values.into_iter();
         let mut next = || values.next().flatten();
         let (signal, continuity, safety, replicas, pushed) = (next(), next(), next(), next(), next());
-        let known = self.ledger.known(&key.to_string(), self.now_ms()).await?;
+        let known = self.ledger.known(&key.to_string(), now_ms).await?;
         let last_action = LastAction::of(known, pushed);
         let current = match current_replicas {
             Some(count) => count,
-            None => replicas
-                .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            None => standing_count(replicas.as_deref(), admitted.as_deref(), now_ms)
                 .and_then(|value| value.get("count").and_then(Value::as_u64))
                 .ok_or_else(|| UnitError::UnknownReplicas(key.clone()))?,
         };
@@ -1268,6 +1277,35 @@ impl Units {
 
     fn now_ms(&self) -> i64 {
         timestamp((self.clock)()).as_millisecond()
+    }
+}
+
+/// The replica count a decision stands on, from the stored count and the count the webhook
+/// admitted (kept for the contract's cooldown): each counts only while fresh by this replica's
+/// clock (`observed_at <= now < expires_at`, as the evaluator reads every observation), whatever
+/// the store's own expiry (another replica's clock wrote it); and while an admitted count is
+/// kept, a stored count that contradicts it does not stand ([`Units::put_replicas`] refuses to
+/// store one, but a collector that read before the admission may write after it: checked here,
+/// where no race can pass it).
+fn standing_count(replicas: Option<&str>, admitted: Option<&str>, now_ms: i64) -> Option<Value> {
+    let parse = |text: Option<&str>| text.and_then(|text| serde_json::from_str::<Value>(text).ok());
+    let fresh = |value: &Value| {
+        let time = |field: &str| {
+            value
+                .get(field)
+                .and_then(Value::as_str)
+                .and_then(|text| text.parse::<jiff::Timestamp>().ok())
+                .map(jiff::Timestamp::as_millisecond)
+        };
+        matches!((time("observed_at"), time("expires_at")), (Some(observed), Some(expires)) if observed <= now_ms && now_ms < expires)
+    };
+    let (replicas, admitted) = (parse(replicas), parse(admitted));
+    match admitted {
+        Some(admitted) if replicas.as_ref().and_then(|value| value.get("count")) != admitted.get("count") => {
+            fresh(&admitted).then_some(admitted)
+        }
+        Some(admitted) => replicas.filter(fresh).or_else(|| fresh(&admitted).then_some(admitted)),
+        None => replicas.filter(fresh),
     }
 }
 
