@@ -10,16 +10,18 @@
     reason = "test code: a failed expectation is a test failure"
 )]
 
+mod binary;
 #[path = "../../server/tests/support/mod.rs"]
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use binary::{Redis, Serve};
 use scale_units_server::keda::METRIC_NAME;
 use scale_units_server::keda::proto::GetMetricsRequest;
 use scale_units_server::keda::proto::external_scaler_client::ExternalScalerClient;
@@ -145,58 +147,10 @@ impl Drop for Prometheus {
     }
 }
 
-/// A `redis-server` on a loopback port, no persistence.
-struct Redis {
-    port: u16,
-    child: Option<Child>,
-}
-
-impl Redis {
-    fn start(dir: &Path) -> Self {
-        let port = free_port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|error| panic!("redis-server cannot be started ({error}): apt-get install redis-server"));
-        wait_for("redis-server", Duration::from_secs(20), || TcpStream::connect(("127.0.0.1", port)).ok());
-        Self { port, child: Some(child) }
-    }
-
-    /// Runs a command with `redis-cli`-free RESP over a socket; the reply's first line.
-    fn command(&self, args: &[&str]) -> String {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        let mut request = format!("*{}\r\n", args.len());
-        for arg in args {
-            request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
-        }
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        line.trim().to_owned()
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
 /// `scale-units serve` on loopback with the KEDA scaler beside it, collecting every 300 ms.
 struct Served {
-    child: Child,
+    /// The child, killed when this is dropped.
+    _process: binary::Served,
     http: SocketAddr,
     keda: SocketAddr,
 }
@@ -208,30 +162,17 @@ impl Served {
 
     /// [`Self::start`] with more arguments (`--redis URL`).
     fn start_with(units: &Path, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_scale-units"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--keda-listen", "127.0.0.1:0", "--collect-interval-ms", "300"])
-            .args(["--units-interval-ms", "100", "--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
-            .args(extra)
-            .arg("--units")
-            .arg(units)
-            .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = |prefix: &str| {
-            let mut line = String::new();
-            stdout.read_line(&mut line).unwrap();
-            line.trim()
-                .strip_prefix(prefix)
-                .unwrap_or_else(|| panic!("{prefix}: {line}"))
-                .parse::<SocketAddr>()
-                .unwrap()
-        };
-        let keda = line("keda external scaler listening on ");
-        let http = line("listening on ");
-        Self { child, http, keda }
+        let served =
+            Serve::new(["--listen", "127.0.0.1:0", "--keda-listen", "127.0.0.1:0", "--collect-interval-ms", "300"])
+                .args(["--units-interval-ms", "100"])
+                .args(extra)
+                .arg("--units")
+                .arg(units)
+                .keda()
+                .quiet()
+                .start();
+        let (http, keda) = (served.http, served.keda());
+        Self { _process: served, http, keda }
     }
 
     fn get(&self, path: &str) -> (u16, Value) {
@@ -300,13 +241,6 @@ impl Served {
         };
         let request = GetMetricsRequest { scaled_object_ref: Some(reference), metric_name: METRIC_NAME.into() };
         client.get_metrics(request).await.map(|reply| reply.into_inner().metric_values[0].metric_value)
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

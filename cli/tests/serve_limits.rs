@@ -12,17 +12,18 @@
     reason = "test code: a failed expectation is a test failure"
 )]
 
+mod binary;
 #[path = "../../server/tests/support/mod.rs"]
 mod support;
 
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use binary::{Serve, Served};
 use scale_units_server::keda::proto::external_scaler_client::ExternalScalerClient;
 use support::Client;
 use support::keda::{contracts_dir, transcode};
@@ -32,47 +33,17 @@ const HEAD_MS: u64 = 1000;
 /// A generous bound for "closed once the deadline passed" (no wall-time assertion beyond a hang).
 const HANG: Duration = Duration::from_secs(20);
 
-struct Served {
-    child: Child,
-    http: SocketAddr,
-    keda: Option<SocketAddr>,
-}
-
 fn serve(extra: &[&str], keda: bool) -> Served {
-    let dir = contracts_dir();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_scale-units"));
-    command
-        .args(["serve", "--listen", "127.0.0.1:0", "--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
-        .args(["--header-timeout-ms", &HEAD_MS.to_string(), "--request-timeout-ms", "1500"])
-        .args(extra)
-        .arg("--units")
-        .arg(&dir);
+    let head_ms = HEAD_MS.to_string();
+    let mut serve =
+        Serve::new(["--listen", "127.0.0.1:0", "--header-timeout-ms", &head_ms, "--request-timeout-ms", "1500"])
+            .args(extra)
+            .arg("--units")
+            .arg(contracts_dir());
     if keda {
-        command.args(["--keda-listen", "127.0.0.1:0"]);
+        serve = serve.args(["--keda-listen", "127.0.0.1:0"]).keda();
     }
-    let mut child = command
-        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = |prefix: &str| {
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        line.trim().strip_prefix(prefix).unwrap_or_else(|| panic!("{prefix}: {line}")).parse::<SocketAddr>().unwrap()
-    };
-    let keda = keda.then(|| line("keda external scaler listening on "));
-    let http = line("listening on ");
-    Served { child, http, keda }
-}
-
-impl Served {
-    fn stop(mut self) {
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
-        let exit = self.child.wait().unwrap();
-        assert!(exit.success(), "{exit:?}");
-    }
+    serve.start()
 }
 
 /// A client that sends `head` one byte every 100 ms (never finishing within the deadline), and

@@ -9,99 +9,26 @@
     reason = "test code: a failed expectation is a test failure"
 )]
 
+mod binary;
 #[path = "../../server/tests/kubernetes/mod.rs"]
 mod kubernetes;
 
-use std::io::BufRead as _;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
+use binary::{Redis, Serve, Served};
 use kubernetes::{Http, capacity, gateway_contract, gateway_push, quota, signal, temp_dir, write_contract};
 use serde_json::{Value, json};
 
-/// A `redis-server` without persistence on a free loopback port; killed on drop.
-struct Redis {
-    port: u16,
-    child: Child,
-}
-
-impl Redis {
-    /// Plain on a free port, or with `tls` (the TLS options) on a TLS port and no plain one.
-    fn start(dir: &Path, tls: Option<&[String]>) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut command = Command::new("redis-server");
-        match tls {
-            None => command.args(["--port", &port.to_string()]),
-            Some(tls) => command.args(["--port", "0", "--tls-port", &port.to_string()]).args(tls),
-        };
-        let child = command
-            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server (apt-get install redis-server; .ci/run does)");
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(30), "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        Self { port, child }
-    }
-
-    /// `redis-cli ARGS` against this server (plain only); its output.
-    fn cli(&self, args: &[&str]) -> String {
-        let output =
-            Command::new("redis-cli").args(["-p", &self.port.to_string(), "--raw"]).args(args).output().unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8(output.stdout).unwrap()
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The binary, running; killed on drop.
-struct Served {
-    child: Child,
-    address: SocketAddr,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `scale-units serve --units DIR/contracts --redis-url-file DIR/redis-url ARGS`; waits for
-/// `listening on`.
+/// `scale-units serve --units DIR/contracts --redis-url-file DIR/redis-url ARGS`.
 fn serve(dir: &Path, args: &[&str]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scale-units"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--units"])
+    Serve::new(["--listen", "127.0.0.1:0", "--units"])
         .arg(dir.join("contracts"))
         .arg("--redis-url-file")
         .arg(dir.join("redis-url"))
         .args(args)
-        .args(["--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
-        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
-        .env_remove("SCALE_UNITS_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let address: SocketAddr =
-        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).parse().unwrap();
-    Served { child, address }
+        .start()
 }
 
 /// A folder with `contract` for `shop/gateway`, its cooldowns 0 (a new service counts them from
@@ -147,10 +74,10 @@ fn service_user(redis: &Redis, dir: &Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_value_written_into_redis_cannot_add_fields_to_the_request() {
     let dir = folder("redis-crafted", &gateway_contract());
-    let redis = Redis::start(&dir, None);
+    let redis = Redis::start(&dir);
     service_user(&redis, &dir);
     let served = serve(&dir, &[]);
-    let address = served.address;
+    let address = served.http;
 
     let (status, answer) = push(address, &gateway_push(640)).await;
     assert_eq!(status, 200, "{answer}");
@@ -220,10 +147,10 @@ async fn quotas_and_capacities_the_contract_does_not_name_are_not_stored() {
     contract["quotas"] =
         json!([{"quota_ref": "quota:shop/sessions", "axis": "session_slots", "scope": "unit", "per_replica": 200}]);
     let dir = folder("redis-unnamed", &contract);
-    let redis = Redis::start(&dir, None);
+    let redis = Redis::start(&dir);
     service_user(&redis, &dir);
     let served = serve(&dir, &[]);
-    let address = served.address;
+    let address = served.http;
 
     let mut body = gateway_push(640);
     let mut other_quota = quota(10_000, 120);
@@ -295,12 +222,12 @@ async fn a_tls_redis_serves_decisions_and_a_wrong_ca_is_refused_without_the_pass
         "--requirepass".to_owned(),
         "hunter2-secret".to_owned(),
     ];
-    let redis = Redis::start(&dir, Some(&tls));
+    let redis = Redis::start_tls(&dir, &tls);
     std::fs::write(dir.join("redis-url"), format!("rediss://:hunter2-secret@localhost:{}/0", redis.port)).unwrap();
 
     // Checked against the test's CA: the service decides from what it stored over TLS.
     let served = serve(&dir, &["--redis-ca-file", &path("ca.pem")]);
-    let address = served.address;
+    let address = served.http;
     let (status, answer) = push(address, &gateway_push(640)).await;
     assert_eq!(status, 200, "{answer}");
     let (status, decided) = unit(address).await;

@@ -13,16 +13,18 @@
     reason = "test code: a failed expectation is a test failure"
 )]
 
+mod binary;
 #[path = "../../server/tests/kubernetes/mod.rs"]
 mod kubernetes;
 
-use std::io::{BufRead, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use binary::{Serve, Served};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 use kubernetes::{Http, certificate, gateway_contract, gateway_push, scale_review, temp_dir, verdict, write_contract};
@@ -33,40 +35,9 @@ use serde_json::{Value, json};
 const TOKEN: &str = "security-test-token";
 const BEARER: &str = "Bearer security-test-token";
 
-/// The binary, running; killed and its folder removed on drop.
-struct Served {
-    child: Child,
-    /// Where to connect (loopback, even when the listener is 0.0.0.0).
-    address: SocketAddr,
-    dir: PathBuf,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// `scale-units serve ARGS` in `dir`; waits for `listening on`.
+/// `scale-units serve ARGS`, owning `dir`.
 fn serve(dir: &Path, args: &[&str]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scale-units"))
-        .arg("serve")
-        .args(args)
-        .args(["--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
-        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
-        .env_remove("SCALE_UNITS_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let listening: SocketAddr =
-        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).parse().unwrap();
-    let address = SocketAddr::from(([127, 0, 0, 1], listening.port()));
-    Served { child, address, dir: dir.to_owned() }
+    Serve::new(args).owning(dir).start()
 }
 
 /// A folder with `shop/gateway`'s contract (the example's cooldowns: 60 s up, 300 s down), a
@@ -185,7 +156,7 @@ async fn an_admission_review_without_the_token_starts_no_cooldown_and_learns_no_
             &path_arg(&dir, "token"),
         ],
     );
-    let address = served.address;
+    let address = served.http;
     let auth = [("authorization", BEARER)];
     let push = gateway_push(640).to_string();
     let (status, body) =
@@ -261,7 +232,7 @@ async fn a_dry_run_review_never_starts_a_cooldown() {
             &path_arg(&dir, "tls.key"),
         ],
     );
-    let address = served.address;
+    let address = served.http;
     let push = gateway_push(640).to_string();
     let (status, body) =
         https(address, &cert, None, "PUT", "/v1/units/shop/gateway/observations", &[], &push).await.unwrap();
@@ -329,7 +300,7 @@ async fn the_api_servers_client_certificate_authenticates_its_reviews() {
             &path_arg(&dir, "client-ca.crt"),
         ],
     );
-    let address = served.address;
+    let address = served.http;
     let push = gateway_push(640).to_string();
     let (status, body) =
         https(address, &cert, None, "PUT", "/v1/units/shop/gateway/observations", &[], &push).await.unwrap();
@@ -399,8 +370,8 @@ fn parallel_oversized_bodies_do_not_grow_the_process() {
     std::fs::create_dir_all(&contracts).unwrap();
     write_contract(&contracts, "shop/gateway", &gateway_contract());
     let served = serve(&dir, &["--listen", "127.0.0.1:0", "--units", &contracts.display().to_string()]);
-    let pid = served.child.id();
-    let address = served.address;
+    let pid = served.pid();
+    let address = served.http;
     // The peak so far (the start) is forgotten: from here the peak is the attack's.
     std::fs::write(format!("/proc/{pid}/clear_refs"), "5").unwrap();
     let before = status_kib(pid, "VmHWM:");
@@ -484,7 +455,7 @@ async fn a_unit_defined_twice_keeps_its_contract_and_is_rebuilt_from_the_file_le
         &dir,
         &["--listen", "127.0.0.1:0", "--units", &contracts.display().to_string(), "--units-interval-ms", "50"],
     );
-    let address = served.address;
+    let address = served.http;
     let first = contract_ids(address).await;
     assert_eq!(first.len(), 1);
     assert_eq!(defined_twice(address).await, Some(0));
@@ -528,7 +499,7 @@ async fn the_watched_folder_reads_regular_files_only() {
         &dir,
         &["--listen", "127.0.0.1:0", "--watch", &watched.display().to_string(), "--watch-interval-ms", "50"],
     );
-    let address = served.address;
+    let address = served.http;
     // A FIFO (read, it blocks until a writer comes: never), a link to an endless device and a
     // 1 GiB sparse file, all named *.wasm.
     let made = Command::new("mkfifo").arg(watched.join("fifo.wasm")).status().unwrap();
@@ -551,7 +522,7 @@ async fn the_watched_folder_reads_regular_files_only() {
         })
     })
     .await;
-    let rss = status_kib(served.child.id(), "VmHWM:");
+    let rss = status_kib(served.pid(), "VmHWM:");
     assert!(rss < 512 << 10, "the huge file was not read whole: peak {rss} kB");
 }
 
@@ -594,7 +565,7 @@ async fn staged_policies_are_capped_and_pins_are_references() {
     let args =
         ["--listen", "127.0.0.1:0", "--token-file", &token, "--max-staged", "2", "--request-timeout-ms", "600000"];
     let served = serve(&dir, &args);
-    let address = served.address;
+    let address = served.http;
     let component = std::fs::read(scale_units_host::default_component_path().unwrap()).unwrap();
     let (status, listing) = call(address, "GET", "/v1/policies", b"").await;
     assert_eq!(status, 200, "{listing}");

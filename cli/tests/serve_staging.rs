@@ -9,15 +9,15 @@
     reason = "test code: a failed expectation is a test failure"
 )]
 
+mod binary;
 #[path = "../../host-rs/tests/common/mod.rs"]
 mod common;
 
-use std::io::BufRead as _;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::Instant;
 
+use binary::{Serve, Served};
 use common::{Behaviour, GOOD_INFO, hostile_component, other_world_component, variant_build};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
@@ -25,38 +25,14 @@ use serde_json::Value;
 
 const TOKEN: &str = "staging-test-token";
 
-struct Served {
-    child: Child,
-    address: SocketAddr,
-    dir: PathBuf,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// `scale-units serve` with its own precompiled cache folder `dir/cache`.
+/// `scale-units serve` with its own precompiled cache folder `dir/cache`, owning `dir`.
 fn serve(dir: &Path) -> Served {
     std::fs::write(dir.join("token"), TOKEN).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scale-units"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--request-timeout-ms", "600000", "--token-file"])
+    Serve::new(["--listen", "127.0.0.1:0", "--request-timeout-ms", "600000", "--token-file"])
         .arg(dir.join("token"))
-        .args(["--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
         .env("SCALE_UNITS_CACHE_DIR", dir.join("cache"))
-        .env_remove("SCALE_UNITS_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let address: SocketAddr =
-        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).parse().unwrap();
-    Served { child, address, dir: dir.to_owned() }
+        .owning(dir)
+        .start()
 }
 
 /// `POST /v1/policies` with `body`: status, JSON answer and the time until the answer.
@@ -117,7 +93,7 @@ async fn refused_candidates_are_never_compiled_into_the_cache() {
         ("traps on every call", hostile_component(Behaviour::Trap, &GOOD_INFO, None), "conformance_failed", ""),
     ];
     for (case, bytes, code, says) in cases {
-        let (status, answer, ms) = stage(served.address, &bytes).await;
+        let (status, answer, ms) = stage(served.http, &bytes).await;
         eprintln!("{case:<24} {status} {code:<20} {ms:>8.1} ms");
         assert_eq!((status, answer["error"]["code"].as_str()), (422, Some(code)), "{case}: {answer}");
         assert!(answer["error"]["message"].as_str().unwrap().contains(says), "{case}: {answer}");
@@ -126,7 +102,7 @@ async fn refused_candidates_are_never_compiled_into_the_cache() {
 
     // A candidate that passes is stored: the folder above is the one the service writes.
     let component = std::fs::read(scale_units_host::default_component_path().unwrap()).unwrap();
-    let (status, answer, ms) = stage(served.address, &variant_build(&component, "staging")).await;
+    let (status, answer, ms) = stage(served.http, &variant_build(&component, "staging")).await;
     eprintln!("{:<24} {status} {:<20} {ms:>8.1} ms", "a variant of the build", "staged");
     assert_eq!(status, 201, "{answer}");
     assert_eq!(answer["cache"], "stored", "{answer}");

@@ -16,18 +16,20 @@
     reason = "test code: a failed expectation is a test failure"
 )]
 
+mod binary;
 #[path = "../../server/tests/kubernetes/mod.rs"]
 mod kubernetes;
 #[path = "../../server/tests/support/mod.rs"]
 mod support;
 
 use std::io::{BufRead, BufReader, Read};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use binary::Redis;
 use kubernetes::{gateway_contract, gateway_push, scale_review, temp_dir, verdict, write_contract};
 use serde_json::{Value, json};
 use support::Client;
@@ -44,28 +46,15 @@ fn contracts(dir: &Path) -> PathBuf {
 }
 
 struct Serve {
-    child: Child,
+    served: binary::Served,
     client: Client,
 }
 
 impl Serve {
     /// The binary over `contracts` with `store` arguments (`--state-dir DIR`, `--redis URL` or none).
     fn start(contracts: &Path, store: &[&std::ffi::OsStr]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_scale-units"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
-            .arg("--units")
-            .arg(contracts)
-            .args(store)
-            .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let address: SocketAddr =
-            line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line:?}")).parse().unwrap();
-        Self { child, client: Client::new(address).retrying_stale_connections() }
+        let served = binary::Serve::new(["--listen", "127.0.0.1:0", "--units"]).arg(contracts).args(store).start();
+        Self { client: Client::new(served.http).retrying_stale_connections(), served }
     }
 
     fn push(&mut self, body: &Value) {
@@ -86,14 +75,12 @@ impl Serve {
     }
 
     /// `kill -9`: no shutdown, no flush.
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
+    fn kill(self) {
+        self.served.kill();
     }
 
-    fn stop(mut self) {
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
-        assert!(self.child.wait().unwrap().success());
+    fn stop(self) {
+        self.served.stop();
     }
 }
 
@@ -191,56 +178,6 @@ fn an_admitted_action_survives_kill_9_and_an_unknown_past_holds_the_cooldown() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A `redis-server` without persistence on a loopback port.
-struct Redis {
-    port: u16,
-    dir: PathBuf,
-    child: Option<Child>,
-}
-
-impl Redis {
-    fn start(dir: &Path) -> Self {
-        let port = {
-            // Below the ephemeral range: a reconnecting client cannot hold it while Redis restarts.
-            let base = 23_000 + u16::try_from(std::process::id() % 500).unwrap() * 7;
-            (base..base + 7).find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok()).unwrap()
-        };
-        let mut redis = Self { port, dir: dir.to_owned(), child: None };
-        redis.spawn();
-        redis
-    }
-
-    fn spawn(&mut self) {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server (apt-get install redis-server; .ci/run does)");
-        self.child = Some(child);
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(30), "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(25));
-        }
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            child.kill().unwrap();
-            child.wait().unwrap();
-        }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 #[test]
 fn a_redis_that_lost_its_data_holds_the_cooldown_from_when_it_was_found_empty() {
     let dir = temp_dir("serve-state-redis");
@@ -259,8 +196,7 @@ fn a_redis_that_lost_its_data_holds_the_cooldown_from_when_it_was_found_empty() 
     assert_eq!(unit["journal"]["entries"].as_array().unwrap().len(), 1, "{unit}");
 
     // Redis restarts empty (no RDB, no AOF): the admission is gone, and so is the epoch key.
-    redis.kill();
-    redis.spawn();
+    redis.restart();
     let started = Instant::now();
     loop {
         let reply = serve

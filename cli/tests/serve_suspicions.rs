@@ -10,18 +10,19 @@
     reason = "test code: a failed expectation is a test failure"
 )]
 
+mod binary;
 #[path = "../../server/tests/support/mod.rs"]
 mod support;
 
 #[path = "../../server/tests/kubernetes/mod.rs"]
 mod kubernetes;
 
-use std::io::BufRead;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use binary::{Serve, Served};
 use kubernetes::{gateway_contract, gateway_push, scale_review, temp_dir, verdict, write_contract};
 use scale_units_server::keda::METRIC_NAME;
 use scale_units_server::keda::proto::GetMetricsRequest;
@@ -33,49 +34,16 @@ use support::keda::{contracts_dir, fresh_observations, next, push, transcode};
 const TOKEN: &str = "suspicions-test-token";
 const BEARER: &str = "Bearer suspicions-test-token";
 
-/// The binary, running; killed and its folder removed on drop.
-struct Served {
-    child: Child,
-    http: SocketAddr,
-    keda: Option<SocketAddr>,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// `scale-units serve ARGS` with `env`; reads `keda external scaler listening on` when `keda`, then
-/// `listening on`.
+/// `scale-units serve ARGS` with `env`, owning `dir`; with `keda`, ARGS include `--keda-listen`.
 fn serve(dir: &Path, args: &[&str], env: &[(&str, &str)], keda: bool) -> Served {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_scale-units"));
-    command
-        .arg("serve")
-        .args(args)
-        .args(["--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
-        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
-        .env_remove("SCALE_UNITS_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    let mut serve = Serve::new(args).owning(dir);
     for (name, value) in env {
-        command.env(name, value);
+        serve = serve.env(name, value);
     }
-    let mut child = command.spawn().unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = |prefix: &str| {
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let address: SocketAddr =
-            line.trim().strip_prefix(prefix).unwrap_or_else(|| panic!("{prefix}: {line}")).parse().unwrap();
-        SocketAddr::from(([127, 0, 0, 1], address.port()))
-    };
-    let keda = keda.then(|| line("keda external scaler listening on "));
-    let http = line("listening on ");
-    Served { child, http, keda, dir: dir.to_owned() }
+    if keda {
+        serve = serve.keda();
+    }
+    serve.start()
 }
 
 /// One HTTP request on a connection of its own: status and body.
