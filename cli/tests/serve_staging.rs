@@ -56,6 +56,19 @@ async fn stage(address: SocketAddr, body: &[u8]) -> (u16, Value, f64) {
     (status, answer, started.elapsed().as_secs_f64() * 1000.0)
 }
 
+/// A decision with an action and a reason SPEC does not have.
+const INVENTED: &str = r#"{"schema_version":"1","action":"teleport","current_replicas":3,"desired_replicas":3,"reasons":["invented_reason"]}"#;
+
+/// `GET /metrics` (public on loopback).
+fn metrics(address: SocketAddr) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream.write_all(b"GET /metrics HTTP/1.1\r\nhost: loopback\r\nconnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text
+}
+
 /// The names in the cache folder, sorted.
 fn cached(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir.join("cache"))
@@ -80,7 +93,7 @@ async fn refused_candidates_are_never_compiled_into_the_cache() {
          package wasi:random@0.2.0 { interface random { get-random-u64: func() -> u64; } }\n\
          world with-wasi {\n  import wasi:random/random@0.2.0;\n  export scale-units:evaluator/evaluator@0.2.0;\n}\n";
     let core_module = wat::parse_str("(module (func (export \"evaluate-json\")))").unwrap();
-    let cases: [(&str, Vec<u8>, &str, &str); 4] = [
+    let cases: [(&str, Vec<u8>, &str, &str); 5] = [
         (
             "imports WASI",
             hostile_component(Behaviour::Trap, &GOOD_INFO, Some(wasi)),
@@ -91,6 +104,14 @@ async fn refused_candidates_are_never_compiled_into_the_cache() {
         ("another world", other_world_component(), "wrong_world", "other:thing/api@1.0.0"),
         // Passes every check of the load, fails the conformance gate: compiled, never cached.
         ("traps on every call", hostile_component(Behaviour::Trap, &GOOD_INFO, None), "conformance_failed", ""),
+        // Invents an action and a reason (issue 19: the decision metric's labels): refused by
+        // the gate before it can serve; the labels are closed lists besides (metrics.rs).
+        (
+            "invents its reasons",
+            hostile_component(Behaviour::Answer(INVENTED), &GOOD_INFO, None),
+            "conformance_failed",
+            "",
+        ),
     ];
     for (case, bytes, code, says) in cases {
         let (status, answer, ms) = stage(served.http, &bytes).await;
@@ -99,6 +120,10 @@ async fn refused_candidates_are_never_compiled_into_the_cache() {
         assert!(answer["error"]["message"].as_str().unwrap().contains(says), "{case}: {answer}");
         assert_eq!(cached(&dir), before, "{case} left something in the cache");
     }
+
+    let metrics = metrics(served.http);
+    assert!(metrics.contains("scale_units_responses_total"), "{metrics}");
+    assert!(!metrics.contains("teleport") && !metrics.contains("invented_reason"), "{metrics}");
 
     // A candidate that passes is stored: the folder above is the one the service writes.
     let component = std::fs::read(scale_units_host::default_component_path().unwrap()).unwrap();
