@@ -12,18 +12,19 @@
     reason = "test code: a failed expectation is a test failure"
 )]
 
+mod binary;
 #[path = "../../host-rs/tests/common/mod.rs"]
 mod common;
 #[path = "../../server/tests/support/mod.rs"]
 mod support;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::process::Command;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
+use binary::Namespaced;
 use common::{component_bytes, good_request};
 use support::Client;
 
@@ -31,12 +32,15 @@ const TOKEN: &str = "full-disk-token";
 const AUTH: (&str, &str) = ("authorization", "Bearer full-disk-token");
 
 /// Mounts the tmpfs on `$1`, runs the service in the background with its cache in `$1/cache`,
-/// reports its pid, waits for it, then lists what is left on the tmpfs and how full it is.
+/// reports its pid, waits for it, then lists what is left on the tmpfs and how full it is. A
+/// staging request compiles a component (a debug build, beside four evaluating threads): the
+/// request deadline is lifted so that a loaded machine does not answer 408 instead.
 const SCRIPT: &str = r#"
 set -u
 mount -t tmpfs -o size=64k tmpfs "$1" || exit 90
 SCALE_UNITS_CACHE_DIR="$1/cache" "$4" serve --listen 127.0.0.1:0 --token-file "$2" --watch "$3" \
-  --watch-interval-ms 100 --shutdown-delay-ms 0 --drain-timeout-ms 10000 --audit-log /dev/null &
+  --watch-interval-ms 100 --shutdown-delay-ms 0 --drain-timeout-ms 10000 --request-timeout-ms 600000 \
+  --audit-log /dev/null &
 echo "pid $!"
 wait $!
 echo "exit $?"
@@ -64,52 +68,8 @@ fn a_full_policy_store_loses_nothing_and_the_service_keeps_serving_and_swapping(
     let token_file = work.join("token");
     std::fs::write(&token_file, TOKEN).unwrap();
 
-    let mut child = Command::new("unshare")
-        .args(["-rm", "sh", "-c", SCRIPT, "sh"])
-        .arg(&mount)
-        .arg(&token_file)
-        .arg(&watch)
-        .arg(env!("CARGO_BIN_EXE_scale-units"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("`unshare` (util-linux) runs the service in a mount namespace of its own");
-    let mut stderr = child.stderr.take().unwrap();
-    let stderr = std::thread::spawn(move || {
-        let mut text = String::new();
-        stderr.read_to_string(&mut text).unwrap();
-        text
-    });
-    let (lines, stdout) = mpsc::channel();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        while out.read_line(&mut line).is_ok_and(|read| read > 0) {
-            if lines.send(line.trim().to_owned()).is_err() {
-                break;
-            }
-            line.clear();
-        }
-    });
-    let unshare = child.id();
-    let next_line = || {
-        stdout.recv_timeout(Duration::from_secs(120)).unwrap_or_else(|_| {
-            let _ = Command::new("kill").arg(unshare.to_string()).status();
-            panic!("the service said nothing for 120 s")
-        })
-    };
-    let (mut pid, mut address) = (None, None);
-    while pid.is_none() || address.is_none() {
-        let line = next_line();
-        if let Some(rest) = line.strip_prefix("pid ") {
-            pid = Some(rest.parse::<u32>().unwrap());
-        } else if let Some(rest) = line.strip_prefix("listening on ") {
-            address = Some(rest.parse::<std::net::SocketAddr>().unwrap());
-        } else {
-            panic!("unexpected output {line:?} (90: the tmpfs could not be mounted)");
-        }
-    }
-    let (pid, address) = (pid.unwrap(), address.unwrap());
+    let served = Namespaced::start(SCRIPT, &[mount.as_os_str(), token_file.as_os_str(), watch.as_os_str()], &[]);
+    let (pid, address) = (served.pid, served.http);
 
     let mut admin = Client::new(address).retrying_stale_connections();
     let list = policies(&mut admin);
@@ -177,11 +137,10 @@ fn a_full_policy_store_loses_nothing_and_the_service_keeps_serving_and_swapping(
 
     let status = Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
     assert!(status.success());
-    let exit = next_line();
-    let files = next_line();
-    let used = next_line();
-    assert!(child.wait().unwrap().success());
-    let stderr = stderr.join().unwrap();
+    let exit = served.next_line();
+    let files = served.next_line();
+    let used = served.next_line();
+    let stderr = served.finish();
     assert_eq!(exit, "exit 0", "the service drained and stopped cleanly:\n{stderr}");
     // Nothing half-written is left behind: each failed store removed its temporary file.
     assert_eq!(files.trim_end(), "files:", "{stderr}");

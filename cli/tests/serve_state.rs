@@ -22,14 +22,11 @@ mod kubernetes;
 #[path = "../../server/tests/support/mod.rs"]
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use binary::Redis;
+use binary::{Namespaced, Redis};
 use kubernetes::{gateway_contract, gateway_push, scale_review, temp_dir, verdict, write_contract};
 use serde_json::{Value, json};
 use support::Client;
@@ -243,59 +240,18 @@ fn a_state_folder_on_a_full_disk_denies_the_change_it_cannot_record() {
     let mount = dir.join("mount");
     std::fs::create_dir_all(&mount).unwrap();
     let trigger = dir.join("fill-now");
-    let mut child = Command::new("unshare")
-        .args(["-rm", "sh", "-c", FULL_DISK, "sh"])
-        .arg(&mount)
-        .arg(&contracts)
-        .arg(&trigger)
-        .arg(env!("CARGO_BIN_EXE_scale-units"))
-        .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("`unshare` (util-linux) runs the service in a mount namespace of its own");
-    let mut stderr = child.stderr.take().unwrap();
-    let stderr = std::thread::spawn(move || {
-        let mut text = String::new();
-        stderr.read_to_string(&mut text).unwrap();
-        text
-    });
-    let (lines, stdout) = mpsc::channel();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        while out.read_line(&mut line).is_ok_and(|read| read > 0) {
-            if lines.send(line.trim().to_owned()).is_err() {
-                break;
-            }
-            line.clear();
-        }
-    });
-    let unshare = child.id();
-    let next_line = || {
-        stdout.recv_timeout(Duration::from_secs(120)).unwrap_or_else(|_| {
-            let _ = Command::new("kill").arg(unshare.to_string()).status();
-            panic!("the service said nothing for 120 s")
-        })
-    };
-    let (mut pid, mut address) = (None, None);
-    while pid.is_none() || address.is_none() {
-        let line = next_line();
-        if let Some(rest) = line.strip_prefix("pid ") {
-            pid = Some(rest.parse::<u32>().unwrap());
-        } else if let Some(rest) = line.strip_prefix("listening on ") {
-            address = Some(rest.parse::<SocketAddr>().unwrap());
-        } else {
-            panic!("unexpected output {line:?} (90: the tmpfs could not be mounted)");
-        }
-    }
-    let (pid, address) = (pid.unwrap(), address.unwrap());
+    let served = Namespaced::start(
+        FULL_DISK,
+        &[mount.as_os_str(), contracts.as_os_str(), trigger.as_os_str()],
+        &[("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache").as_os_str())],
+    );
+    let (pid, address) = (served.pid, served.http);
     let mut client = Client::new(address).retrying_stale_connections();
     let reply = client.send("PUT", "/v1/units/shop/gateway/observations", &[], quiet().to_string().as_bytes()).unwrap();
     assert_eq!(reply.status, 200, "{}", reply.body);
 
     std::fs::write(&trigger, b"").unwrap();
-    let filled = next_line();
+    let filled = served.next_line();
     assert_eq!(filled.strip_prefix("filled "), Some("0"), "the tmpfs is full: {filled}");
     let (allowed, message, _) = review(&mut client, "uid-down", 5, 4);
     assert!(!allowed, "a change whose cooldown cannot be recorded is not admitted: {message}");
@@ -307,9 +263,8 @@ fn a_state_folder_on_a_full_disk_denies_the_change_it_cannot_record() {
 
     let status = Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
     assert!(status.success());
-    let exit = next_line();
-    assert!(child.wait().unwrap().success());
-    let stderr = stderr.join().unwrap();
+    let exit = served.next_line();
+    let stderr = served.finish();
     assert_eq!(exit, "exit 0", "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }

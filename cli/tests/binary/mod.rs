@@ -9,11 +9,13 @@
 )]
 
 use std::ffi::OsStr;
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// `scale-units serve`, to be started: no shutdown delay, the audit log to `/dev/null`, the shared
@@ -134,6 +136,81 @@ impl Drop for Served {
         if let Some(dir) = &self.owned {
             let _ = std::fs::remove_dir_all(dir);
         }
+    }
+}
+
+/// The binary started by `script` (sh) in a user and mount namespace of its own (`unshare -rm`, to
+/// mount a small tmpfs): `sh -c SCRIPT sh ARGS… BINARY`. The script prints `pid N` and lets the
+/// service's `listening on` through (exit 90 when it cannot mount); its other lines are read
+/// with [`Self::next_line`].
+pub struct Namespaced {
+    child: Child,
+    stderr: JoinHandle<String>,
+    lines: Receiver<String>,
+    /// The service's process id (in the host's namespace).
+    pub pid: u32,
+    /// The service's HTTP listener.
+    pub http: SocketAddr,
+}
+
+impl Namespaced {
+    /// Starts it with `args` before the binary's path and `env` for the script.
+    pub fn start(script: &str, args: &[&OsStr], env: &[(&str, &OsStr)]) -> Self {
+        let mut command = Command::new("unshare");
+        command.args(["-rm", "sh", "-c", script, "sh"]).args(args).arg(env!("CARGO_BIN_EXE_scale-units"));
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("`unshare` (util-linux) runs the service in a mount namespace of its own");
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            stderr.read_to_string(&mut text).unwrap();
+            text
+        });
+        let (sender, lines) = mpsc::channel();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while out.read_line(&mut line).is_ok_and(|read| read > 0) {
+                if sender.send(line.trim().to_owned()).is_err() {
+                    break;
+                }
+                line.clear();
+            }
+        });
+        let mut served = Self { child, stderr, lines, pid: 0, http: SocketAddr::from(([127, 0, 0, 1], 0)) };
+        let (mut pid, mut http) = (None, None);
+        while pid.is_none() || http.is_none() {
+            let line = served.next_line();
+            if let Some(rest) = line.strip_prefix("pid ") {
+                pid = Some(rest.parse::<u32>().unwrap());
+            } else if let Some(rest) = line.strip_prefix("listening on ") {
+                http = Some(rest.parse::<SocketAddr>().unwrap());
+            } else {
+                panic!("unexpected output {line:?} (90: the tmpfs could not be mounted)");
+            }
+        }
+        (served.pid, served.http) = (pid.unwrap(), http.unwrap());
+        served
+    }
+
+    /// The script's next line of output (the service's after start); fails after 120 s of silence.
+    pub fn next_line(&self) -> String {
+        self.lines.recv_timeout(Duration::from_secs(120)).unwrap_or_else(|_| {
+            let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+            panic!("the service said nothing for 120 s")
+        })
+    }
+
+    /// Waits for the script's clean exit: the service's standard error.
+    pub fn finish(mut self) -> String {
+        assert!(self.child.wait().unwrap().success());
+        self.stderr.join().unwrap()
     }
 }
 
