@@ -26,7 +26,7 @@ fn the_built_component_loads_with_its_info_and_provenance() {
     assert!(policy.digest().starts_with("sha256:") && policy.digest().len() == 71);
     assert_eq!(policy.info().schema_version, scale_units_core::SCHEMA_VERSION);
     assert_eq!(policy.info().evaluator_version, scale_units_core::EVALUATOR_VERSION);
-    assert_eq!(policy.info().wit_version, "0.2.0");
+    assert_eq!(policy.info().wit_version, "0.3.0");
     let evaluated = policy.evaluate_json(&good_request()).expect("no host error").expect("a decision");
     assert_eq!(evaluated.provenance.component_digest, policy.digest());
     assert_eq!(evaluated.provenance.evaluator_version, scale_units_core::EVALUATOR_VERSION);

@@ -153,32 +153,31 @@ impl Default for KedaConfig {
     }
 }
 
-/// The replicas a reading makes the HPA settle on: the decision's `desired_replicas` for a
-/// scale, the current count for `hold` and `blocked`.
+/// The replicas a reading makes the HPA settle on: the core's reading of the decision (SPEC
+/// §12.2, `scale_units_core::gate::settle`): `desired_replicas` for a scale, the current count for
+/// `hold` and `blocked`.
 ///
 /// # Errors
 /// `NotFound` for [`UnitReading::NoContract`].
 pub fn metric_value(reading: &UnitReading) -> Result<u64, Status> {
     match *reading {
         UnitReading::NoContract => Err(Status::not_found("no contract is registered for this unit")),
-        UnitReading::Decided { action: ActionKind::ScaleUp | ActionKind::ScaleDown, desired_replicas, .. } => {
-            Ok(desired_replicas)
+        UnitReading::Decided { action, desired_replicas, current_replicas } => {
+            Ok(scale_units_core::gate::settle(action, desired_replicas, current_replicas).0)
         }
-        UnitReading::Decided { current_replicas, .. } => Ok(current_replicas),
     }
 }
 
-/// Whether KEDA should keep the unit active: `false` for a `scale_down` or `hold` decision whose
-/// `desired_replicas` is zero (the contract allows zero), and for a `blocked` decision at zero
-/// replicas (blocked holds the current count: waking the unit to one replica is a change the
-/// decision did not allow); `true` for everything else, no contract and errors included, so that
-/// KEDA never scales a unit to zero on missing knowledge.
+/// Whether KEDA should keep the unit active: the core's reading of the decision (SPEC §12.2) —
+/// inactive only when the decision rests at or goes to zero — and `true` for everything else, no
+/// contract and errors included, so that KEDA never scales a unit to zero on missing knowledge.
 pub fn is_active(reading: &Result<UnitReading, SourceError>) -> bool {
-    !matches!(
-        reading,
-        Ok(UnitReading::Decided { action: ActionKind::ScaleDown | ActionKind::Hold, desired_replicas: 0, .. }
-            | UnitReading::Decided { action: ActionKind::Blocked, current_replicas: 0, .. })
-    )
+    match *reading {
+        Ok(UnitReading::Decided { action, desired_replicas, current_replicas }) => {
+            scale_units_core::gate::settle(action, desired_replicas, current_replicas).1
+        }
+        Ok(UnitReading::NoContract) | Err(_) => true,
+    }
 }
 
 /// The unit a ScaledObject names: its namespace and the `unit` metadata, or its own name.

@@ -3,17 +3,19 @@
 //! for `UPDATE` of `deployments/scale` and `statefulsets/scale` (an `autoscaling/v1` `Scale`: what
 //! the HPA and `kubectl scale` send) and of `deployments` and `statefulsets` themselves.
 //!
-//! The unit (`namespace/name` of the workload) is evaluated with the old replica count as current.
-//! A change is allowed when the count does not change, or when it moves in the decision's
-//! direction without passing `desired_replicas`. Everything else is denied — above all any change
-//! while the decision is `blocked` — with a message naming the reasons and the decision id. A
+//! The unit (`namespace/name` of the workload) is evaluated with the old replica count as current,
+//! and the change judged by the core's gate (SPEC §12, `scale_units_core::gate`): allowed when the
+//! count does not change, when it moves in the decision's direction without passing
+//! `desired_replicas`, or when a workload outside its contract's bounds moves back toward them.
+//! Everything else is denied — above all any change while the decision is `blocked` — with the
+//! gate's message naming the reasons and the decision id. A
 //! unit without a contract is allowed with a warning. Evidence that cannot be read (Redis down)
 //! denies. A body that is not an `AdmissionReview` gets a well-formed denial, never a 500. In dry
 //! run, a denial is answered `allowed` with the would-be denial as a warning.
 //!
-//! Two ways past a denial, each allowed with a warning and counted: a workload outside its
-//! contract's bounds may move back toward them ([`recovery`]), and a member of an override group
-//! may break glass ([`breakglass`]). Every review is written to the audit log ([`Reviewed::record`]).
+//! Two ways past a denial, each allowed with a warning and counted: a recovery toward the bounds
+//! (the gate's), and a member of an override group may break glass ([`breakglass`]: who may is
+//! the webhook's policy, not the gate's). Every review is written to the audit log ([`Reviewed::record`]).
 //!
 //! An admitted change is recorded ([`Units::record_admission`]) before the answer leaves; one that
 //! cannot be recorded is denied. A review already admitted (the same uid and change: the API
@@ -23,14 +25,13 @@
 //! answered without the decision's id, reasons, bounds or warnings.
 
 pub mod breakglass;
-pub mod recovery;
 pub mod tls;
 
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::autoscaling::v1::Scale;
 use kube_core::DynamicObject;
 use kube_core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use scale_units_core::{ActionKind, Decision};
+use scale_units_core::gate::{self, Bounds, ChangeKind, Evaluated, GateReason, GateVerdict};
 use serde_json::Value;
 
 use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
@@ -379,30 +380,21 @@ async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judg
     }
     let change = format!("{key} {old} -> {new} replicas");
     let mut facts = Facts { unit: Some(key.to_string()), change: Some((old, new)), ..Facts::default() };
-    let bounds = units.bounds(&key);
-    // Below the floor the evaluator cannot decide (replicas_out_of_bounds): recovery alone judges,
-    // and needs no evidence.
-    if let Some((min, max)) = bounds
-        && old < min
+    let bounds = units.bounds(&key).map(|(min_replicas, max_replicas)| Bounds { min_replicas, max_replicas });
+    // Below the floor the evaluator cannot decide (replicas_out_of_bounds): the core's gate judges
+    // a recovery, which needs no evidence.
+    if let Some(bounds) = bounds
+        && old < bounds.min_replicas
     {
         facts.error = Some(ErrorFacts {
             code: "replicas_out_of_bounds".to_owned(),
-            message: format!("current_replicas {old} is below the contract floor (min_replicas {min})"),
+            message: format!(
+                "current_replicas {old} is below the contract floor (min_replicas {})",
+                bounds.min_replicas
+            ),
         });
-        let outcome = match recovery::judge(&key.to_string(), old, new, (min, max)) {
-            recovery::Recovery::Toward(warning) => {
-                facts.recovery = true;
-                Outcome::Allow { warnings: vec![warning], decision_id: None }
-            }
-            recovery::Recovery::Refused(why) => {
-                Outcome::Deny { message: format!("scale-units: {change} denied: {why}"), decision_id: None }
-            }
-            // Unreachable (old < min); still a denial, never an unchecked change.
-            recovery::Recovery::Within => Outcome::Deny {
-                message: format!("scale-units: {change} denied: below the contract's floor"),
-                decision_id: None,
-            },
-        };
+        let verdict = gate::judge(Evaluated::BelowFloor { current_replicas: old, bounds }, new, ChangeKind::Scale);
+        let outcome = outcome_of(&key, &verdict, &mut facts, None);
         return Judged { outcome, changes: Some(key), facts };
     }
     match units.decide(&key, Some(old)).await {
@@ -420,20 +412,11 @@ async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judg
             UnitVerdict::Decided { decision, .. } => {
                 facts.decision = Some(DecisionFacts::of(&decision));
                 facts.component_digest = decided.provenance.map(|provenance| provenance.component_digest.clone());
-                let mut outcome = judge(&change, old, new, &decision);
-                // Above the ceiling, a move back toward it stands whatever the decision.
-                if let Outcome::Deny { message, decision_id } = &mut outcome
-                    && let Some(bounds) = bounds
-                {
-                    match recovery::judge(&key.to_string(), old, new, bounds) {
-                        recovery::Recovery::Toward(warning) => {
-                            facts.recovery = true;
-                            outcome = Outcome::Allow { warnings: vec![warning], decision_id: decision_id.clone() };
-                        }
-                        recovery::Recovery::Refused(why) => message.push_str(&format!("; {why}")),
-                        recovery::Recovery::Within => {}
-                    }
-                }
+                let id = decision.decision_id.clone();
+                // A unit with a decision has a contract; its bounds were read a moment before.
+                let bounds = bounds.unwrap_or(Bounds { min_replicas: 0, max_replicas: u64::MAX });
+                let verdict = gate::judge(Evaluated::Decided { decision, bounds }, new, ChangeKind::Scale);
+                let outcome = outcome_of(&key, &verdict, &mut facts, Some(id));
                 Judged { outcome, changes: Some(key), facts }
             }
         },
@@ -445,36 +428,27 @@ async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judg
     }
 }
 
-/// Allowed: a move in the decision's direction that does not pass `desired_replicas`.
-fn judge(change: &str, old: u64, new: u64, decision: &Decision) -> Outcome {
-    let desired = decision.desired_replicas;
-    let fits = match decision.action {
-        ActionKind::ScaleUp => new > old && new <= desired,
-        ActionKind::ScaleDown => new < old && new >= desired,
-        ActionKind::Hold | ActionKind::Blocked => false,
-    };
-    let id = decision.decision_id.clone();
-    if fits {
-        let mut warnings = Vec::new();
-        if decision.drain_required {
-            warnings.push(format!("scale-units: drain the removed replicas first (decision {id})"));
+/// The review's outcome for the core gate's verdict (SPEC §12.1): its words after the unit's
+/// name; a recovery is marked in the facts, and a drain asked of an allowed scale-down is a
+/// warning of its own.
+fn outcome_of(key: &UnitKey, verdict: &GateVerdict, facts: &mut Facts, decision_id: Option<String>) -> Outcome {
+    let said = format!("scale-units: {key} {}", verdict.message);
+    if !verdict.allowed {
+        return Outcome::Deny { message: said, decision_id };
+    }
+    let warnings = match verdict.reason {
+        GateReason::RecoveryTowardMin | GateReason::RecoveryTowardMax => {
+            facts.recovery = true;
+            vec![said]
         }
-        return Outcome::Allow { warnings, decision_id: Some(id) };
-    }
-    let why = match decision.action {
-        ActionKind::Blocked => "the decision is blocked".to_owned(),
-        ActionKind::Hold => format!("the decision is hold at {old}"),
-        ActionKind::ScaleUp if new < old => format!("the decision is scale_up to {desired}, not down"),
-        ActionKind::ScaleDown if new > old => format!("the decision is scale_down to {desired}, not up"),
-        ActionKind::ScaleUp => format!("the decision is scale_up to at most {desired}"),
-        ActionKind::ScaleDown => format!("the decision is scale_down to at least {desired}"),
+        _ => match (&verdict.decision, &decision_id) {
+            (Some(decision), Some(id)) if decision.drain_required => {
+                vec![format!("scale-units: drain the removed replicas first (decision {id})")]
+            }
+            _ => Vec::new(),
+        },
     };
-    let reasons: Vec<String> =
-        decision.reasons.iter().map(|reason| format!("{} ({})", reason.as_str(), reason.describe())).collect();
-    Outcome::Deny {
-        message: format!("scale-units: {change} denied: {why}; reasons: {}; decision {id}", reasons.join("; ")),
-        decision_id: Some(id),
-    }
+    Outcome::Allow { warnings, decision_id }
 }
 
 /// `spec.replicas` of a `Scale` (absent: 0) or of a Deployment or StatefulSet (absent: 1, the
