@@ -111,9 +111,11 @@ fn blocking_strict_fails_requests_whose_line_cannot_be_written_and_never_hangs()
     assert_eq!(audited["decision_id"], reply.json()["decision"]["decision_id"], "{line}");
 
     // Nobody reads any more: once the pipe is full, every request fails, each within its timeout.
-    let (mut answered, mut failed) = (0, 0);
+    let (mut answered, mut failed, mut slowest) = (0, 0, Duration::ZERO);
     for _ in 0..400 {
+        let sent = std::time::Instant::now();
         let reply = client.post("/v1/evaluate", &[], good_request().as_bytes()).expect("answered, not hung");
+        slowest = slowest.max(sent.elapsed());
         match reply.status {
             200 => answered += 1,
             503 => {
@@ -136,7 +138,9 @@ fn blocking_strict_fails_requests_whose_line_cannot_be_written_and_never_hangs()
     assert_eq!(health.status, 200, "the service itself keeps working");
 
     let (_, took) = served.terminate_within(Duration::from_secs(60)).expect("exited after SIGTERM");
-    eprintln!("blocking-strict: {answered} answered, then {failed} failed; exited {took:?} after SIGTERM");
+    eprintln!(
+        "blocking-strict: {answered} answered, then {failed} failed; slowest answer {slowest:?}; exited {took:?} after SIGTERM"
+    );
 }
 
 /// Mounts a 64 KiB tmpfs on `$1`, fills it, and serves with `--audit-log $1/audit.log` in mode
