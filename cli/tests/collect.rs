@@ -823,9 +823,17 @@ async fn after_a_prometheus_outage_no_decision_is_made_on_a_sample_from_before_i
         let (_, unit) = served.unit();
         readings += 1;
         let signal = &unit["evidence"]["signal"];
-        assert_ne!(signal["value"], 500, "a sample from before the outage, {:?} after it began: {unit}", stopped.elapsed());
+        assert_ne!(
+            signal["value"],
+            500,
+            "a sample from before the outage, {:?} after it began: {unit}",
+            stopped.elapsed()
+        );
         (signal["value"] == 900 && !action(&unit).0.is_empty()).then_some(())
     });
     assert!(served.refused("signal", "stale") + served.refused("signal", "query_error") >= 1);
-    eprintln!("{readings} readings after the restart, none on the 500; refused stale: {}", served.refused("signal", "stale"));
+    eprintln!(
+        "{readings} readings after the restart, none on the 500; refused stale: {}",
+        served.refused("signal", "stale")
+    );
 }

@@ -586,11 +586,8 @@ fn write_lines(mut writer: Box<dyn Write + Send>, mut receiver: mpsc::Receiver<I
             torn = buffer.get(last) != Some(&b'\n');
         }
         for (end, done) in lines.drain(..) {
-            let result = if end <= written {
-                Ok(())
-            } else {
-                Err(error.clone().unwrap_or_else(|| "not written".to_owned()))
-            };
+            let result =
+                if end <= written { Ok(()) } else { Err(error.clone().unwrap_or_else(|| "not written".to_owned())) };
             match done {
                 Some(done) => {
                     let _ = done.send(result);

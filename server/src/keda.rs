@@ -331,7 +331,8 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
         let result = is_active(&reading);
         let peer = request.extensions().get::<Peer>();
         let answer = serde_json::json!({"active": result});
-        audit_answer(self.config.audit.as_deref(), "IsActive", request.get_ref(), peer, &reading, facts, answer).await?;
+        audit_answer(self.config.audit.as_deref(), "IsActive", request.get_ref(), peer, &reading, facts, answer)
+            .await?;
         Ok(Response::new(IsActiveResponse { result }))
     }
 
