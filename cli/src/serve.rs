@@ -158,8 +158,9 @@ pub(crate) struct ServeArgs {
     /// fails the request (503 audit_unavailable, gRPC Unavailable) after --audit-timeout-ms.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = AuditModeArg::Batch)]
     audit_mode: AuditModeArg,
-    /// blocking-strict: how long a request waits for its audit line to be written, in
-    /// milliseconds.
+    /// How long a request waits for its audit lines, in milliseconds: blocking-strict, until
+    /// written (else 503); batch, for room in the queue while the writer makes progress (else
+    /// dropped; once a write has been blocked this long, lines are dropped at once).
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     audit_timeout_ms: u64,
     /// Audit lines waiting for the writer at most; past it batch drops, blocking-strict waits.
@@ -270,7 +271,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     };
     audit.summary_interval = options.audit_summary;
     audit.mode = options.audit_mode;
-    audit.strict_timeout = options.audit_timeout;
+    audit.timeout = options.audit_timeout;
     let audit = Arc::new(audit);
     config.audit = Some(Arc::clone(&audit));
     if options.redis_ca.is_some() && options.redis.is_none() {

@@ -51,6 +51,8 @@ fn batch_mode_answers_every_evaluation_while_nobody_reads_stdout_and_counts_the_
         "127.0.0.1:0",
         "--audit-buffer-lines",
         "64",
+        "--audit-timeout-ms",
+        "200",
         "--drain-timeout-ms",
         "2000",
         "--max-batch",

@@ -34,9 +34,12 @@
 //! request does when that queue is full or the writer cannot write:
 //!
 //! - [`AuditMode::Batch`] (the default): the line is dropped and counted
-//!   ([`AuditLog::dropped`], `scale_units_audit_dropped_total`); the decision is served.
+//!   ([`AuditLog::dropped`], `scale_units_audit_dropped_total`); the decision is served. While
+//!   the writer is making progress a request whose lines find the queue full waits for room, at
+//!   most [`AuditLog::timeout`] (a large batch of evaluations against a healthy log loses
+//!   nothing); once one write has been blocked for longer than that, lines are dropped at once.
 //! - [`AuditMode::BlockingStrict`]: the request waits until its line is written, at most
-//!   [`AuditLog::strict_timeout`]; when it was not (a full queue, a stalled reader, a write
+//!   [`AuditLog::timeout`]; when it was not (a full queue, a stalled reader, a write
 //!   error), the request fails with [`AuditError`] instead of serving an unaudited decision.
 //!
 //! The writer writes what is queued in one `write` per batch; a line cut short by a failed write
@@ -67,7 +70,7 @@ pub enum AuditMode {
     /// A line that finds the queue full, or that the writer fails to write, is dropped and counted.
     #[default]
     Batch,
-    /// The request fails when its line is not written within [`AuditLog::strict_timeout`].
+    /// The request fails when its line is not written within [`AuditLog::timeout`].
     BlockingStrict,
 }
 
@@ -336,8 +339,11 @@ pub struct AuditLog {
     pub summary_interval: Duration,
     /// What a request does when its line cannot be written (default [`AuditMode::Batch`]).
     pub mode: AuditMode,
-    /// Blocking-strict: how long a request waits for its line to be written (default 1 s).
-    pub strict_timeout: Duration,
+    /// How long a request waits for its lines (default 1 s): blocking-strict, until written;
+    /// batch, for room in the queue while the writer is making progress.
+    pub timeout: Duration,
+    /// When this log was made: the writer's clock.
+    started: Instant,
     written: AtomicU64,
     summarized: AtomicU64,
     counters: Arc<Counters>,
@@ -350,6 +356,8 @@ struct Counters {
     dropped: AtomicU64,
     /// Requests failed in blocking-strict mode, and records no writer thread took.
     failed: AtomicU64,
+    /// When the write in progress began, in ms since [`AuditLog::started`] plus one; 0: none.
+    writing_since: AtomicU64,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -383,17 +391,19 @@ impl AuditLog {
         let (sender, receiver) = mpsc::channel::<Item>(queue.max(1));
         let counters = Arc::new(Counters::default());
         let shared = Arc::clone(&counters);
+        let started = Instant::now();
         // Without the thread (the system refused one) the queue is closed and every record is
         // counted as failed.
         let _ = std::thread::Builder::new()
             .name("scale-units-audit".to_owned())
-            .spawn(move || write_lines(writer, receiver, &shared));
+            .spawn(move || write_lines(writer, receiver, &shared, started));
         Self {
             sender,
             keda: Mutex::new(HashMap::new()),
             summary_interval: Duration::from_secs(60),
             mode: AuditMode::Batch,
-            strict_timeout: Duration::from_secs(1),
+            timeout: Duration::from_secs(1),
+            started,
             written: AtomicU64::new(0),
             summarized: AtomicU64::new(0),
             counters,
@@ -421,7 +431,7 @@ impl AuditLog {
     }
 
     /// Writes `record` as one line, as [`Self::mode`] says: batch never waits; blocking-strict
-    /// waits until the line is written, at most [`Self::strict_timeout`].
+    /// waits until the line is written, at most [`Self::timeout`].
     ///
     /// # Errors
     /// Blocking-strict only: the line was not written in time, or its write failed.
@@ -430,7 +440,7 @@ impl AuditLog {
     }
 
     /// Writes each of `records` as a line (a batch of evaluations): blocking-strict waits for all
-    /// of them together, at most [`Self::strict_timeout`].
+    /// of them together, at most [`Self::timeout`].
     ///
     /// # Errors
     /// Blocking-strict only: a line was not written in time, or its write failed.
@@ -444,16 +454,21 @@ impl AuditLog {
         });
         match self.mode {
             AuditMode::Batch => {
+                let deadline = tokio::time::Instant::now() + self.timeout;
                 for line in lines {
-                    match self.sender.try_send(Item::Line(line, None)) {
-                        Ok(()) => self.written.fetch_add(1, Ordering::Relaxed),
-                        Err(mpsc::error::TrySendError::Full(_)) => {
-                            self.counters.dropped.fetch_add(1, Ordering::Relaxed)
+                    let counter = match self.sender.try_send(Item::Line(line, None)) {
+                        Ok(()) => &self.written,
+                        Err(mpsc::error::TrySendError::Full(_)) if self.writer_stalled() => &self.counters.dropped,
+                        Err(mpsc::error::TrySendError::Full(item)) => {
+                            match tokio::time::timeout_at(deadline, self.sender.send(item)).await {
+                                Ok(Ok(())) => &self.written,
+                                Ok(Err(_)) => &self.counters.failed,
+                                Err(_) => &self.counters.dropped,
+                            }
                         }
-                        Err(mpsc::error::TrySendError::Closed(_)) => {
-                            self.counters.failed.fetch_add(1, Ordering::Relaxed)
-                        }
+                        Err(mpsc::error::TrySendError::Closed(_)) => &self.counters.failed,
                     };
+                    counter.fetch_add(1, Ordering::Relaxed);
                 }
                 Ok(())
             }
@@ -468,7 +483,7 @@ impl AuditLog {
     }
 
     async fn record_strict(&self, lines: impl Iterator<Item = String>) -> Result<(), AuditError> {
-        let limit = self.strict_timeout;
+        let limit = self.timeout;
         let deadline = tokio::time::Instant::now() + limit;
         let mut pending = Vec::new();
         for line in lines {
@@ -548,6 +563,12 @@ impl AuditLog {
         tokio::time::timeout(limit, flushed).await.unwrap_or(false)
     }
 
+    /// The writer has been inside one write for longer than [`Self::timeout`].
+    fn writer_stalled(&self) -> bool {
+        let since = self.counters.writing_since.load(Ordering::Relaxed);
+        since != 0 && elapsed_ms(self.started).saturating_sub(u128::from(since - 1)) > self.timeout.as_millis()
+    }
+
     /// Lines queued and not yet taken by the writer.
     pub fn queued(&self) -> usize {
         self.sender.max_capacity() - self.sender.capacity()
@@ -556,7 +577,17 @@ impl AuditLog {
 
 /// The writer thread: takes what is queued (up to [`BATCH_BYTES`]), writes it, tells the waiting
 /// requests, counts what was lost.
-fn write_lines(mut writer: Box<dyn Write + Send>, mut receiver: mpsc::Receiver<Item>, counters: &Counters) {
+/// Milliseconds since `started`.
+fn elapsed_ms(started: Instant) -> u128 {
+    started.elapsed().as_millis()
+}
+
+fn write_lines(
+    mut writer: Box<dyn Write + Send>,
+    mut receiver: mpsc::Receiver<Item>,
+    counters: &Counters,
+    started: Instant,
+) {
     let mut buffer = Vec::with_capacity(BATCH_BYTES);
     // Each line's end in `buffer` and who waits for it.
     let mut lines: Vec<(usize, Option<oneshot::Sender<Written>>)> = Vec::new();
@@ -581,7 +612,10 @@ fn write_lines(mut writer: Box<dyn Write + Send>, mut receiver: mpsc::Receiver<I
                 next = receiver.try_recv().ok();
             }
         }
+        let since = u64::try_from(elapsed_ms(started)).unwrap_or(u64::MAX - 1) + 1;
+        counters.writing_since.store(since, Ordering::Relaxed);
         let (written, error) = write_some(&mut *writer, &buffer);
+        counters.writing_since.store(0, Ordering::Relaxed);
         if let Some(last) = written.checked_sub(1) {
             torn = buffer.get(last) != Some(&b'\n');
         }
