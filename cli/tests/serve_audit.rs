@@ -145,6 +145,99 @@ fn blocking_strict_fails_requests_whose_line_cannot_be_written_and_never_hangs()
     );
 }
 
+/// Blocking-strict refuses every kind of decision whose line cannot be written, not only
+/// evaluations: a unit read (503), an admission review (503: the API server applies the
+/// webhook's `failurePolicy`) and KEDA's `GetMetrics` (gRPC `Unavailable`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocking_strict_fails_unit_reads_reviews_and_keda_calls_it_cannot_audit() {
+    let units = support::keda::contracts_dir();
+    let served = Serve::audited([
+        std::ffi::OsStr::new("--listen"),
+        "127.0.0.1:0".as_ref(),
+        "--keda-listen".as_ref(),
+        "127.0.0.1:0".as_ref(),
+        "--audit-mode".as_ref(),
+        "blocking-strict".as_ref(),
+        "--audit-timeout-ms".as_ref(),
+        "300".as_ref(),
+        "--audit-buffer-lines".as_ref(),
+        "16".as_ref(),
+        "--drain-timeout-ms".as_ref(),
+        "1000".as_ref(),
+        "--units".as_ref(),
+    ])
+    .arg(&units)
+    .owning(&units)
+    .keda()
+    .start();
+    let (http, keda) = (served.http, served.keda());
+    // Fill the pipe nobody reads: evaluations until the first 503.
+    tokio::task::spawn_blocking(move || {
+        let mut client = Client::new(http);
+        for _ in 0..400 {
+            let reply = client.post("/v1/evaluate", &[], good_request().as_bytes()).unwrap();
+            if reply.status == 503 {
+                return;
+            }
+        }
+        panic!("the pipe never filled");
+    })
+    .await
+    .unwrap();
+
+    let (unit, review) = tokio::task::spawn_blocking(move || {
+        let mut client = Client::new(http);
+        let unit = client.get("/v1/units/zentinelle/gateway").unwrap();
+        let scale = |replicas: i64| {
+            serde_json::json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
+                   "metadata": {"name": "gateway", "namespace": "zentinelle"},
+                   "spec": {"replicas": replicas}, "status": {"replicas": 3}})
+        };
+        let review = serde_json::json!({
+            "kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
+            "request": {
+                "uid": "7d3a0c1e-0000-4000-8000-000000000024",
+                "kind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+                "subResource": "scale", "name": "gateway", "namespace": "zentinelle", "operation": "UPDATE",
+                "userInfo": {"username": "system:serviceaccount:kube-system:horizontal-pod-autoscaler"},
+                "object": scale(4), "oldObject": scale(3), "dryRun": false
+            }
+        });
+        let review = client
+            .post("/v1/admission", &[("content-type", "application/json")], review.to_string().as_bytes())
+            .unwrap();
+        (unit, review)
+    })
+    .await
+    .unwrap();
+    for (what, reply) in [("unit read", &unit), ("admission review", &review)] {
+        assert_eq!(reply.status, 503, "{what}: {}", reply.body);
+        assert_eq!(reply.json()["error"]["code"], "audit_unavailable", "{what}: {}", reply.body);
+    }
+
+    use scale_units_server::keda::proto::external_scaler_client::ExternalScalerClient;
+    use scale_units_server::keda::proto::{GetMetricsRequest, ScaledObjectRef};
+    let mut client = ExternalScalerClient::connect(format!("http://{keda}")).await.unwrap();
+    let reference = ScaledObjectRef {
+        name: "gateway".into(),
+        namespace: "zentinelle".into(),
+        scaler_metadata: std::collections::HashMap::new(),
+    };
+    let request = GetMetricsRequest {
+        scaled_object_ref: Some(reference),
+        metric_name: scale_units_server::keda::METRIC_NAME.into(),
+    };
+    let status = client.get_metrics(request).await.expect_err("no unaudited answer");
+    assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+    assert!(status.message().contains("blocking-strict"), "{status:?}");
+    tokio::task::spawn_blocking(move || {
+        served.terminate_within(Duration::from_secs(60)).expect("exited after SIGTERM");
+    })
+    .await
+    .unwrap();
+}
+
 /// Mounts a 64 KiB tmpfs on `$1`, fills it, and serves with `--audit-log $1/audit.log` in mode
 /// `$2`; after the service exits, the size of the audit log.
 const FULL_DISK: &str = r#"
