@@ -96,6 +96,15 @@ export function loadVector(file) {
   };
 }
 
+/**
+ * The request of a vector on the object path, read exactly: an integer past 2^53 becomes a BigInt
+ * (which the facade accepts), never the nearest double JSON.parse would give. A fresh value on
+ * every call.
+ */
+export function exactRequest(loaded) {
+  return parseExactJson(loaded.requestText);
+}
+
 const show = (v) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `${x}n` : x));
 
 /** Compares an outcome (`{decision}` or `{error}`) with a vector's `expect`; returns the differences. */
@@ -185,14 +194,14 @@ export function checkVector(api, loaded) {
   const text = outcomeOf(api, () => JSON.parse(api.evaluateJson(requestText)));
   problems.push(...compareOutcome(vector.expect, text).map((p) => `evaluateJson: ${p}`));
   if (loaded.objectPath) {
-    const object = outcomeOf(api, () => api.evaluate(JSON.parse(requestText)));
+    const object = outcomeOf(api, () => api.evaluate(exactRequest(loaded)));
     problems.push(...compareOutcome(vector.expect, object).map((p) => `evaluate: ${p}`));
   }
   if (loaded.derivation !== undefined) {
     const derived = outcomeOf(api, () => parseExactJson(api.deriveJson(requestText)));
     problems.push(...compareDerivation(loaded.derivation, derived).map((p) => `deriveJson: ${p}`));
     if (loaded.objectPath) {
-      const typed = outcomeOf(api, () => api.derive(parseExactJson(requestText)));
+      const typed = outcomeOf(api, () => api.derive(exactRequest(loaded)));
       problems.push(...compareDerivation(loaded.derivation, typed).map((p) => `derive: ${p}`));
     }
   }
@@ -201,7 +210,8 @@ export function checkVector(api, loaded) {
     problems.push(...compareDiagnosis(vector.expect.diagnosis, faults).map((p) => `diagnose: ${p}`));
   }
   if (vector.expect.contract_digest) {
-    const identity = outcomeOf(api, () => api.validateContract(vector.request.contract));
+    const contract = loaded.objectPath ? exactRequest(loaded).contract : vector.request.contract;
+    const identity = outcomeOf(api, () => api.validateContract(contract));
     const got = identity.decision?.contract_digest ?? show(identity.error ?? identity.host);
     if (got !== vector.expect.contract_digest) problems.push(`validateContract: contract_digest ${got}, expected ${vector.expect.contract_digest}`);
   }

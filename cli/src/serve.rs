@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use scale_units_host::{ConformanceSuite, Policy, PolicyRegistry, default_cache_dir};
-use scale_units_server::audit::AuditLog;
+use scale_units_server::audit::{AuditLog, AuditMode};
 use scale_units_server::collect::Collector;
 use scale_units_server::keda::{KedaConfig, KedaScaler};
 use scale_units_server::listen::Limits;
@@ -153,6 +153,19 @@ pub(crate) struct ServeArgs {
     /// stdout ("-").
     #[arg(long, value_name = "FILE", default_value = "-")]
     audit_log: PathBuf,
+    /// When an audit line cannot be written (a stalled reader, a full disk): `batch` drops it
+    /// and counts it (scale_units_audit_dropped_total) and serves the decision; `blocking-strict`
+    /// fails the request (503 audit_unavailable, gRPC Unavailable) after --audit-timeout-ms.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = AuditModeArg::Batch)]
+    audit_mode: AuditModeArg,
+    /// How long a request waits for its audit lines, in milliseconds: blocking-strict, until
+    /// written (else 503); batch, for room in the queue while the writer makes progress (else
+    /// dropped; once a write has been blocked this long, lines are dropped at once).
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    audit_timeout_ms: u64,
+    /// Audit lines waiting for the writer at most; past it batch drops, blocking-strict waits.
+    #[arg(long, value_name = "N", default_value_t = scale_units_server::audit::QUEUE)]
+    audit_buffer_lines: usize,
     /// A KEDA answer repeating the unit's previous one is summarized, but written at least this
     /// often, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 60000)]
@@ -167,6 +180,13 @@ pub(crate) struct ServeArgs {
     /// Connections open at once on each listener; past it new ones wait in the backlog.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     max_connections: usize,
+}
+
+/// `--audit-mode`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum AuditModeArg {
+    Batch,
+    BlockingStrict,
 }
 
 /// The options, resolved.
@@ -196,6 +216,9 @@ struct ServeOptions {
     keda_tls: Option<TlsFiles>,
     audit_log: PathBuf,
     audit_summary: Duration,
+    audit_mode: AuditMode,
+    audit_timeout: Duration,
+    audit_buffer: usize,
 }
 
 /// Runs `scale-units serve ARGS`; returns the exit code.
@@ -240,13 +263,15 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
 
     let mut config = options.config;
     let mut audit = if options.audit_log.as_os_str() == "-" {
-        AuditLog::stdout()
+        AuditLog::stdout(options.audit_buffer)
     } else {
-        AuditLog::file(&options.audit_log).map_err(|error| {
+        AuditLog::file(&options.audit_log, options.audit_buffer).map_err(|error| {
             Failure::Host(format!("cannot open the audit log {}: {error}", options.audit_log.display()))
         })?
     };
     audit.summary_interval = options.audit_summary;
+    audit.mode = options.audit_mode;
+    audit.timeout = options.audit_timeout;
     let audit = Arc::new(audit);
     config.audit = Some(Arc::clone(&audit));
     if options.redis_ca.is_some() && options.redis.is_none() {
@@ -376,6 +401,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         None => None,
     };
     out!("listening on {address}");
+    let drain_timeout = config.drain_timeout;
     let report = Service::new(registry, config)
         .run(listener, signalled(signal_rx))
         .await
@@ -394,8 +420,18 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
             }
         },
     };
-    audit.flush().await;
-    Ok(if report.drained && keda_drained { 0 } else { crate::exit::FAILURE })
+    // A stalled reader must not keep the process from exiting: the flush waits at most the drain
+    // timeout, then what is still queued is lost (and said so).
+    let flushed = audit.flush(drain_timeout).await;
+    if !flushed {
+        eprintln!(
+            "scale-units serve: the audit log was not flushed within the drain timeout ({} ms): {} line(s) \
+             still queued are lost",
+            drain_timeout.as_millis(),
+            audit.queued()
+        );
+    }
+    Ok(if report.drained && keda_drained && flushed { 0 } else { crate::exit::FAILURE })
 }
 
 fn options(args: ServeArgs) -> Result<ServeOptions, String> {
@@ -485,5 +521,11 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         keda_tls,
         audit_log: args.audit_log,
         audit_summary: millis(args.audit_summary_ms),
+        audit_mode: match args.audit_mode {
+            AuditModeArg::Batch => AuditMode::Batch,
+            AuditModeArg::BlockingStrict => AuditMode::BlockingStrict,
+        },
+        audit_timeout: millis(args.audit_timeout_ms).max(Duration::from_millis(1)),
+        audit_buffer: args.audit_buffer_lines.max(1),
     })
 }

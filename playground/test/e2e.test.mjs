@@ -795,6 +795,29 @@ for (const width of WIDTHS) {
       await again.close();
     });
 
+    test('compare: a refused contract B shows its error and nothing else where the chart would be', async () => {
+      await pick(p, 'api-gateway');
+      await verdict(p, 'scale_up');
+      await p.selectOption('#cmp-a', 'origin');
+      await p.selectOption('#cmp-b', 'editor');
+      await p.waitForSelector('#cmp-diff[data-changes="0"]');
+      await replaceIn(p, 'contract', '"min_replicas": 2', '"min_replicas": -1');
+      const problem = await p.waitForSelector('#cmp-output .problem[data-side="b"]');
+      assert.match(await problem.textContent(), /^B \(.+\): [a-z_]+/);
+      assert.equal(await p.locator('#cmp-output .problem[data-side="a"]').count(), 0);
+      // Neither the chart nor the summary ran: no stray text stands in for them.
+      assert.equal(await p.locator('#cmp-chart').count(), 0);
+      assert.equal(await p.locator('#cmp-summary').count(), 0);
+      const text = await p.textContent('#cmp-output');
+      assert.doesNotMatch(text, /null|undefined/, text);
+      const strays = await p.$$eval('#cmp-output', ([out]) => [...out.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent));
+      assert.deepEqual(strays, [], 'every part of the comparison is an element');
+      await replaceIn(p, 'contract', '"min_replicas": -1', '"min_replicas": 2');
+      await p.waitForSelector('#cmp-diff[data-changes="0"]');
+      await p.waitForSelector('#cmp-chart');
+      assert.equal(await p.locator('#cmp-output .problem').count(), 0);
+    });
+
     test('the documents open from the page and lead back to it', async () => {
       for (const [doc, heading] of [
         ['spec', /specification/],

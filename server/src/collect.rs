@@ -1,8 +1,10 @@
 //! The evidence collectors: each unit's sources file ([`sources`]) read into SPEC §5
 //! observations and stored in the unit registry ([`Units`]), as a push would be.
 //!
-//! - `prometheus`: an instant query answering exactly one sample; its timestamp (never later
-//!   than the collector's clock, floored to the second) is `observed_at`.
+//! - `prometheus`: an instant query answering exactly one sample, dated by the sample's own time
+//!   (`timestamp()` of the query, [`prometheus::query_dated`]; never later than the collector's
+//!   clock, floored to the second): that is `observed_at`, and a sample older than `max_age_s`
+//!   is refused (`stale`).
 //! - `redis`: `LLEN`, `XLEN`, `ZCARD`, `SCARD`, `GET`, `HGET`; `observed_at` is the read time.
 //! - `static`: a configured value, combined with observed fields in one observation.
 //! - safety: the firing alerts (`ALERTS{alertstate="firing"}`) among the named ones; the first
@@ -53,7 +55,7 @@ pub const CONCURRENT_UNITS: usize = 8;
 pub struct Refusal {
     /// A stable cause (`query_error`, `timeout`, `empty_result`, `several_series`, `nan`,
     /// `infinite`, `negative`, `past_bound`, `not_integer`, `not_a_number`, `bad_answer`,
-    /// `redis_error`, `missing_key`, `stale`, `refused`, `store_error`, `no_contract`, and for the
+    /// `undated`, `redis_error`, `missing_key`, `stale`, `refused`, `store_error`, `no_contract`, and for the
     /// replica count `unconfirmed`: a read contradicting a count the webhook admitted).
     pub cause: &'static str,
     /// What happened, for the log (no credentials).
@@ -504,7 +506,7 @@ impl Collector {
             .get(&query.server)
             .ok_or_else(|| Refusal::new("query_error", format!("no Prometheus server {}", query.server)))?;
         let started = Instant::now();
-        let answer = prometheus::query(server, &query.query).await;
+        let answer = prometheus::query_dated(server, &query.query).await;
         self.units.collect_stats().read_took(started.elapsed());
         let answer = answer?;
         let sample = match answer.samples.as_slice() {
@@ -544,7 +546,7 @@ impl Collector {
         #[expect(clippy::cast_possible_truncation, reason = "finite, within 0..=10^15, integral")]
         let integer = rounded as i128;
         let origin = format!("prometheus.{}", query.server);
-        let read = (origin.clone(), query.query.clone(), answer.body.to_vec());
+        let read = (origin.clone(), query.query.clone(), answer.read_bytes());
         Ok(Field { value: integer, at_ms: Some(sample.at_ms), origin, read })
     }
 }

@@ -279,7 +279,8 @@ async fn read_unit<S: DecisionSource>(
     }
 }
 
-/// Writes the audit line of a KEDA answer (summarized when it repeats the unit's previous one).
+/// Writes the audit line of a KEDA answer (summarized when it repeats the unit's previous one);
+/// `Unavailable` when it could not be written in blocking-strict mode.
 async fn audit_answer(
     audit: Option<&AuditLog>,
     call: &str,
@@ -288,8 +289,8 @@ async fn audit_answer(
     reading: &Result<UnitReading, SourceError>,
     facts: Option<(DecisionFacts, String)>,
     answer: serde_json::Value,
-) {
-    let Some(audit) = audit else { return };
+) -> Result<(), Status> {
+    let Some(audit) = audit else { return Ok(()) };
     let mut record = AuditRecord::new("keda");
     record.unit = Some(match unit_of(reference) {
         Ok((namespace, name)) => format!("{namespace}/{name}"),
@@ -316,7 +317,7 @@ async fn audit_answer(
             Some(ErrorFacts { code: "unknown_unit".to_owned(), message: "no contract is registered".to_owned() });
     }
     record.detail = serde_json::json!({"call": call, "answer": answer});
-    audit.record_keda(record).await;
+    audit.record_keda(record).await.map_err(|error| Status::unavailable(error.to_string()))
 }
 
 type ActiveStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<IsActiveResponse, Status>> + Send>>;
@@ -329,7 +330,8 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
         let result = is_active(&reading);
         let peer = request.extensions().get::<Peer>();
         let answer = serde_json::json!({"active": result});
-        audit_answer(self.config.audit.as_deref(), "IsActive", request.get_ref(), peer, &reading, facts, answer).await;
+        audit_answer(self.config.audit.as_deref(), "IsActive", request.get_ref(), peer, &reading, facts, answer)
+            .await?;
         Ok(Response::new(IsActiveResponse { result }))
     }
 
@@ -367,8 +369,14 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
                 let (reading, facts) = read_unit(&*source, &reference).await;
                 let active = is_active(&reading);
                 let answer = serde_json::json!({"active": active});
-                audit_answer(audit.as_deref(), "StreamIsActive", &reference, peer.as_ref(), &reading, facts, answer)
-                    .await;
+                if let Err(status) =
+                    audit_answer(audit.as_deref(), "StreamIsActive", &reference, peer.as_ref(), &reading, facts, answer)
+                        .await
+                {
+                    // Blocking-strict: no unaudited answer; the stream ends and KEDA reconnects.
+                    let _ = sender.send(Err(status)).await;
+                    return;
+                }
                 if last != Some(active) {
                     if sender.send(Ok(IsActiveResponse { result: active })).await.is_err() {
                         return;
@@ -407,7 +415,7 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
             None => serde_json::json!({"status": "Unavailable"}),
         };
         audit_answer(self.config.audit.as_deref(), "GetMetrics", &reference, peer.as_ref(), &reading, facts, answer)
-            .await;
+            .await?;
         let reading = reading
             .map_err(|error| Status::unavailable(format!("no decision for unit {namespace}/{name}: {error}")))?;
         let replicas = metric_value(&reading)?;

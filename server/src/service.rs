@@ -441,10 +441,10 @@ async fn evaluate(
     for outcome in &outcomes {
         count(&shared.metrics, outcome);
     }
-    if let (Some(audit), Some(records)) = (&shared.config.audit, records) {
-        for record in &records {
-            audit.record(record).await;
-        }
+    if let (Some(audit), Some(records)) = (&shared.config.audit, records)
+        && let Err(error) = audit.record_all(&records).await
+    {
+        return audit_failed(&error);
     }
     if batch {
         let mut body = String::from("{\"results\":[");
@@ -882,41 +882,56 @@ fn authorize(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
 }
 
 async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, Response> {
+    use tokio_stream::StreamExt as _;
     let too_large = || {
-        error_response(
+        closing(error_response(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",
             &format!("the body is larger than {limit} bytes"),
-        )
+        ))
     };
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.parse::<u64>().ok());
-    let limit_u64 = u64::try_from(limit).unwrap_or(u64::MAX);
-    // Nothing past the limit is kept, and the connection then closes. A body declared a little
-    // over it (at most DRAIN_BYTES more) is read and dropped frame by frame, never held, so that a
-    // client still sending gets the 413 rather than a reset; a larger one is not read at all.
-    if let Some(length) = declared
-        && length > limit_u64
-    {
-        if length - limit_u64 <= DRAIN_BYTES {
-            use tokio_stream::StreamExt as _;
-            let mut frames = body.into_data_stream();
-            let mut read = 0_u64;
-            while read < length
-                && let Some(Ok(frame)) = frames.next().await
-            {
-                read = read.saturating_add(u64::try_from(frame.len()).unwrap_or(u64::MAX));
-            }
-        }
-        return Err(closing(too_large()));
+    let mut frames = body.into_data_stream();
+    if declared.is_some_and(|length| length > u64::try_from(limit).unwrap_or(u64::MAX)) {
+        linger(&mut frames).await;
+        return Err(too_large());
     }
-    axum::body::to_bytes(body, limit).await.map_err(|_| closing(too_large()))
+    let mut kept = Vec::new();
+    while let Some(frame) = frames.next().await {
+        let Ok(frame) = frame else { return Err(too_large()) };
+        if kept.len().saturating_add(frame.len()) > limit {
+            linger(&mut frames).await;
+            return Err(too_large());
+        }
+        kept.extend_from_slice(&frame);
+    }
+    Ok(Bytes::from(kept))
 }
 
-/// How far past the limit a declared body is still read (and dropped) to answer 413 cleanly.
-const DRAIN_BYTES: u64 = 1 << 20;
+/// Most bytes of an oversized body read and dropped before its 413 is answered.
+const LINGER_BYTES: u64 = 8 << 20;
+
+/// Longest time an oversized body is read and dropped before its 413 is answered.
+const LINGER_TIME: Duration = Duration::from_secs(5);
+
+/// Reads the rest of an oversized body and drops it, frame by frame, never held, at most
+/// [`LINGER_BYTES`] and [`LINGER_TIME`] (nginx's lingering close): a client still sending then
+/// reads the 413 instead of a reset. Past either bound the connection is closed unread.
+async fn linger(frames: &mut axum::body::BodyDataStream) {
+    use tokio_stream::StreamExt as _;
+    let discard = async {
+        let mut read = 0_u64;
+        while read < LINGER_BYTES
+            && let Some(Ok(frame)) = frames.next().await
+        {
+            read = read.saturating_add(u64::try_from(frame.len()).unwrap_or(u64::MAX));
+        }
+    };
+    let _ = tokio::time::timeout(LINGER_TIME, discard).await;
+}
 
 /// `response` with `Connection: close`: hyper then reads no more of the request.
 fn closing(mut response: Response) -> Response {
@@ -957,6 +972,11 @@ fn is_call_failure(error: &scale_units_host::HostError) -> bool {
 fn respond_registry_error(error: &RegistryError) -> Response {
     let (status, body) = registry_error(error);
     json_response(status, body)
+}
+
+/// A request whose audit line could not be written (blocking-strict): 503, no decision.
+pub(crate) fn audit_failed(error: &crate::audit::AuditError) -> Response {
+    error_response(StatusCode::SERVICE_UNAVAILABLE, crate::audit::AuditError::CODE, &error.to_string())
 }
 
 fn error_response(status: StatusCode, code: &str, message: &str) -> Response {

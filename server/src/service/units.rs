@@ -126,7 +126,9 @@ async fn decision(
                     Some(crate::audit::ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
             }
         }
-        audit.record(&record).await;
+        if let Err(error) = audit.record(&record).await {
+            return super::audit_failed(&error);
+        }
     }
     let journal = match &decided {
         Ok(_) => match units.journal(&key).await {
@@ -217,8 +219,11 @@ async fn admission(
     if reviewed.recovered {
         shared.metrics.admission_recovery();
     }
-    if let (Some(audit), Some(record)) = (&shared.config.audit, &reviewed.record) {
-        audit.record(record).await;
+    if let (Some(audit), Some(record)) = (&shared.config.audit, &reviewed.record)
+        && let Err(error) = audit.record(record).await
+    {
+        // The API server applies the webhook's failurePolicy to an error answer.
+        return super::audit_failed(&error);
     }
     json_response(StatusCode::OK, reviewed.review.to_string())
 }
