@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import * as api from 'scale-units';
 import { SCHEMA } from '../generated/schema.js';
-import { completeRequest } from './complete-request.mjs';
+import { completeRequest } from '../bin/complete-request.mjs';
 
 const { ScaleUnitsError } = api;
 const vector = JSON.parse(
