@@ -131,7 +131,7 @@ function gateSection(decision, permits, reading) {
       const v = permits(to);
       verdict.dataset.allowed = String(v.allowed);
       verdict.dataset.reason = v.reason;
-      verdict.replaceChildren(h('span', { className: `badge small ${v.allowed ? 'allowed' : 'denied'}` }, v.allowed ? 'allowed' : 'denied'), ' ', h('code', {}, v.reason), ' ', breakable(v.message));
+      verdict.replaceChildren(h('span', { className: `badge small ${v.allowed ? 'allowed' : 'denied'}` }, v.allowed ? 'allowed' : 'denied'), ' ', h('code', {}, v.reason), ' ', ...breakable(v.message));
     } catch (error) {
       if (!(error instanceof ScaleUnitsError)) throw error;
       verdict.dataset.allowed = '';
