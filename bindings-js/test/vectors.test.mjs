@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import * as api from 'scale-units';
 import { checkVector, exactRequest, findVectorFiles, knownFailures, loadVector, outcomeOf, vectorDirs } from '../bin/vectors.mjs';
-import { completeRequest } from './complete-request.mjs';
+import { completeRequest } from '../bin/complete-request.mjs';
 
 const dirs = vectorDirs([], fileURLToPath(new URL('../../tests/vectors', import.meta.url)));
 
