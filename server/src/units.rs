@@ -45,7 +45,7 @@ use store::{Store, Write};
 
 use crate::collect::sources::Sources;
 
-use scale_units_host::{PolicyRegistry, Provenance};
+use scale_units_host::{HostError, PolicyRegistry, Provenance, RegistryError};
 
 /// The key of a unit: the workload's namespace and name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -806,7 +806,7 @@ impl Units {
         let time = |value: &Value, field: &str| {
             value.get(field).and_then(Value::as_str).and_then(|text| text.parse::<jiff::Timestamp>().ok())
         };
-        if evidence.get("count").and_then(Value::as_u64).is_none_or(|count| count > 10_000) {
+        if evidence.get("count").and_then(Value::as_u64).is_none_or(|count| count > scale_units_core::LIMITS.max_replicas) {
             return Err(invalid("the replica count must be 0..=10000"));
         }
         let observed = time(&evidence, "observed_at").ok_or_else(|| invalid("observed_at cannot be read"))?;
@@ -1002,7 +1002,7 @@ impl Units {
         let replicas = match push.get("current_replicas") {
             None => None,
             Some(value) => match value.as_u64() {
-                Some(count) if count <= 10_000 => Some(count),
+                Some(count) if count <= scale_units_core::LIMITS.max_replicas => Some(count),
                 Some(_) => {
                     return Err(invalid(
                         ErrorCode::ReplicasOutOfBounds,
@@ -1020,8 +1020,9 @@ impl Units {
             },
         };
 
-        // The component checks every observation (SPEC §5, duplicates of §6) in a request at the
-        // contract's floor; nothing of the decision is used.
+        // The component checks the contract and every observation (SPEC §5, duplicates of §6)
+        // without deciding (WIT 0.3.0 `validate-observations-json`); a component of an earlier WIT
+        // checks them by evaluating the request at the contract's floor, nothing of the decision used.
         let mut request = Map::new();
         let contract_value: Value = serde_json::from_str(&contract.text)
             .map_err(|error| invalid(ErrorCode::InvalidJson, error.to_string(), "contract"))?;
@@ -1035,8 +1036,15 @@ impl Units {
         }
         let request = Value::Object(request).to_string();
         let registry = Arc::clone(&self.registry);
-        match self.workers.run(move || registry.evaluate_json(&request)).await {
-            Ok(Ok(Ok(_))) => {}
+        let check = move || match registry.active() {
+            Some(active) => match active.policy.validate_observations_json(&request) {
+                Err(HostError::Unsupported { .. }) => registry.evaluate_json(&request).map(|outcome| outcome.map(drop)),
+                checked => checked.map_err(RegistryError::Host),
+            },
+            None => registry.evaluate_json(&request).map(|outcome| outcome.map(drop)),
+        };
+        match self.workers.run(check).await {
+            Ok(Ok(Ok(()))) => {}
             Ok(Ok(Err(error))) => return Err(UnitError::InvalidObservations(error)),
             Ok(Err(error)) => return Err(UnitError::Policy(error)),
             Err(error) => return Err(UnitError::Store(format!("the validation task failed: {error}"))),

@@ -418,7 +418,7 @@ impl Sources {
     fn check_number(&self, path: &str, number: &Number) -> Result<(), SourcesError> {
         match number {
             Number::Static(value) => {
-                if *value > 1_000_000_000_000_000 {
+                if *value > scale_units_core::LIMITS.max_amount {
                     return Err(error(path, "a value is at most 10^15 (SPEC §5)"));
                 }
                 Ok(())
