@@ -29,9 +29,15 @@ pub struct Serve {
 impl Serve {
     /// `scale-units serve ARGS` (ARGS must not repeat `--shutdown-delay-ms` or `--audit-log`).
     pub fn new<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Self {
+        Self::audited(Path::new("/dev/null"), args)
+    }
+
+    /// `scale-units serve ARGS` with its audit log in `audit`.
+    pub fn audited<S: AsRef<OsStr>>(audit: &Path, args: impl IntoIterator<Item = S>) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_scale-units"));
         command
-            .args(["serve", "--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
+            .args(["serve", "--shutdown-delay-ms", "0", "--audit-log"])
+            .arg(audit)
             .args(args)
             .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
             .env_remove("SCALE_UNITS_TOKEN")
