@@ -81,6 +81,9 @@ pub(crate) struct ServeArgs {
     /// Policies kept staged at most (at least 2); a new one evicts the oldest not in use.
     #[arg(long, value_name = "N", default_value_t = scale_units_host::registry::DEFAULT_MAX_STAGED)]
     max_staged: usize,
+    /// Units pinned at once at most; a pin of one more is refused (409 pins_full).
+    #[arg(long, value_name = "N", default_value_t = scale_units_host::registry::DEFAULT_MAX_PINS)]
+    max_pins: usize,
     /// Scale-unit contracts by unit, <namespace>.<name>.json|yaml|yml (a mounted ConfigMap),
     /// reloaded on change; enables PUT /v1/units/{ns}/{name}/observations, GET
     /// /v1/units[/{ns}/{name}] and POST /v1/admission.
@@ -201,6 +204,7 @@ struct ServeOptions {
     conformance: Option<PathBuf>,
     no_cache: bool,
     max_staged: usize,
+    max_pins: usize,
     config: ServiceConfig,
     units: Option<PathBuf>,
     units_interval: Duration,
@@ -251,7 +255,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     {
         policy_builder = policy_builder.cache_dir(dir);
     }
-    let registry = Arc::new(builder.policy_builder(policy_builder).max_staged(options.max_staged).build());
+    let registry = Arc::new(builder.policy_builder(policy_builder).max_staged(options.max_staged).max_pins(options.max_pins).build());
 
     let source = crate::ComponentSource::resolve(options.policy.as_deref())?;
     let staged = source.stage_in(&registry).await?;
@@ -491,6 +495,7 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         conformance: args.conformance,
         no_cache: args.no_cache,
         max_staged: args.max_staged,
+        max_pins: args.max_pins,
         config,
         units: args.units,
         units_interval: millis(args.units_interval_ms).max(Duration::from_millis(10)),

@@ -817,8 +817,9 @@ async fn pin_or_unpin(shared: &Shared, headers: &HeaderMap, digest: Option<Strin
         Ok(text) => text,
         Err(response) => return response,
     };
-    let Some(unit_ref) = serde_json::from_str::<Value>(&text)
+    let Some(unit_ref) = crate::strict::check(text.as_bytes())
         .ok()
+        .and_then(|()| serde_json::from_str::<Value>(&text).ok())
         .and_then(|value| value.get("unit_ref").and_then(Value::as_str).map(str::to_owned))
     else {
         return error_response(StatusCode::BAD_REQUEST, "invalid_field", "the body must be {\"unit_ref\": \"…\"}");
@@ -984,9 +985,10 @@ fn registry_error(error: &RegistryError) -> (StatusCode, String) {
     let status = match error {
         RegistryError::UnknownPolicy { .. } => StatusCode::NOT_FOUND,
         RegistryError::NoActivePolicy => StatusCode::SERVICE_UNAVAILABLE,
-        RegistryError::NothingToRollBack | RegistryError::StagedFull { .. } | RegistryError::PolicyInUse { .. } => {
-            StatusCode::CONFLICT
-        }
+        RegistryError::NothingToRollBack
+        | RegistryError::StagedFull { .. }
+        | RegistryError::PinsFull { .. }
+        | RegistryError::PolicyInUse { .. } => StatusCode::CONFLICT,
         RegistryError::InvalidUnitRef { .. } => StatusCode::BAD_REQUEST,
         RegistryError::Host(error) if is_call_failure(error) => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::UNPROCESSABLE_ENTITY,

@@ -128,7 +128,7 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
     let parsed = {
         // INVARIANT: the semaphore is a static that is never closed.
         let _turn = PARSING.acquire().await.ok();
-        serde_json::from_slice::<ReviewIn>(body)
+        crate::strict::check(body).and_then(|()| serde_json::from_slice::<ReviewIn>(body))
     };
     let review = match parsed {
         Ok(review) => review,

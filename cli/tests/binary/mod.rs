@@ -76,6 +76,12 @@ impl Serve {
         self
     }
 
+    /// The child's standard error goes to `file`.
+    pub fn stderr_to(mut self, file: &Path) -> Self {
+        self.command.stderr(std::fs::File::create(file).unwrap());
+        self
+    }
+
     /// The child's standard error goes nowhere.
     pub fn quiet(mut self) -> Self {
         self.command.stderr(Stdio::null());
