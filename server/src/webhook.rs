@@ -20,7 +20,12 @@
 //! server retried it) is answered allowed again and recorded once.
 //! Only an authenticated review (the service decides: [`AdmissionOptions::unauthenticated`])
 //! records the unit's last scale action, and only outside any dry run; any other is judged and
-//! answered without the decision's id, reasons, bounds or warnings.
+//! answered without the decision's id, reasons, bounds or warnings, never breaks glass, never
+//! counts as a recovery, and is audited with its connection's address and its claimed user.
+//!
+//! A body is read up to [`MAX_REVIEW_BYTES`] and parsed into the few fields judged by, the rest
+//! skipped unread (no tree of the objects), at most two at once; a key named twice anywhere in it
+//! is a malformed review.
 
 pub mod breakglass;
 pub mod recovery;
