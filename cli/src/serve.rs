@@ -255,7 +255,9 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     {
         policy_builder = policy_builder.cache_dir(dir);
     }
-    let registry = Arc::new(builder.policy_builder(policy_builder).max_staged(options.max_staged).max_pins(options.max_pins).build());
+    let registry = Arc::new(
+        builder.policy_builder(policy_builder).max_staged(options.max_staged).max_pins(options.max_pins).build(),
+    );
 
     let source = crate::ComponentSource::resolve(options.policy.as_deref())?;
     let staged = source.stage_in(&registry).await?;

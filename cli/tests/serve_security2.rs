@@ -262,7 +262,15 @@ async fn reviews_in_time(
     for index in 0..n {
         let review = scale_review(&format!("uid-flood-{index}"), "shop", "gateway", "deployments", 3, 4).to_string();
         let started = Instant::now();
-        let call = https(address, server, identity.map(|(cert, key)| (cert.clone(), key.clone_key())), "POST", "/v1/admission", &[], &review);
+        let call = https(
+            address,
+            server,
+            identity.map(|(cert, key)| (cert.clone(), key.clone_key())),
+            "POST",
+            "/v1/admission",
+            &[],
+            &review,
+        );
         if let Ok(Ok((200, body))) = tokio::time::timeout(REVIEW_DEADLINE, call).await {
             assert!(body.contains("AdmissionReview"), "{body}");
             answered += 1;
@@ -367,9 +375,8 @@ fn padded_reviews_at_once_raise_peak_memory_by_a_bounded_figure() {
     let contracts = dir.join("contracts");
     std::fs::create_dir_all(&contracts).unwrap();
     write_contract(&contracts, "shop/gateway", &gateway_contract());
-    let served = Serve::new(["--listen", "127.0.0.1:0", "--units", &contracts.display().to_string()])
-        .owning(&dir)
-        .start();
+    let served =
+        Serve::new(["--listen", "127.0.0.1:0", "--units", &contracts.display().to_string()]).owning(&dir).start();
     let (pid, address) = (served.pid(), served.http);
     // Just under the cap (3 MiB + 64 KiB): about 1.6 million array elements each.
     let size = 3_200_000;
@@ -439,25 +446,25 @@ async fn anonymous_reviews_neither_override_nor_recover_and_are_logged_with_thei
     let mut glass = scale_review("uid-glass", "shop", "gateway", "deployments", 3, 12);
     glass["request"]["userInfo"] = json!({"username": "alice", "groups": ["scale-units:break-glass"]});
     let recovery = scale_review("uid-recovery", "shop", "gateway", "deployments", 1, 2);
-    let (status, body) = https(address, &setup.server, None, "POST", "/v1/admission", &[], &glass.to_string())
-        .await
-        .unwrap();
+    let (status, body) =
+        https(address, &setup.server, None, "POST", "/v1/admission", &[], &glass.to_string()).await.unwrap();
     assert_eq!(status, 200);
     assert!(!verdict(&serde_json::from_str(&body).unwrap()).0, "no override: {body}");
-    let (status, body) = https(address, &setup.server, None, "POST", "/v1/admission", &[], &recovery.to_string())
-        .await
-        .unwrap();
+    let (status, body) =
+        https(address, &setup.server, None, "POST", "/v1/admission", &[], &recovery.to_string()).await.unwrap();
     assert_eq!(status, 200, "{body}");
     // A token of another role (the read role's) authenticates no review either.
     let read = [("authorization", "Bearer read-token")];
-    let (status, _) = https(address, &setup.server, None, "POST", "/v1/admission", &read, &glass.to_string())
-        .await
-        .unwrap();
+    let (status, _) =
+        https(address, &setup.server, None, "POST", "/v1/admission", &read, &glass.to_string()).await.unwrap();
     assert_eq!(status, 200);
     let text = metrics().await;
     let counted = (sample(&text, overrides), sample(&text, recoveries));
     let attempts = sample(&text, "scale_units_admission_unauthenticated_total");
-    eprintln!("after 3 anonymous reviews: overrides {}, recoveries {}, unauthenticated {attempts}", counted.0, counted.1);
+    eprintln!(
+        "after 3 anonymous reviews: overrides {}, recoveries {}, unauthenticated {attempts}",
+        counted.0, counted.1
+    );
     assert_eq!(counted, (0.0, 0.0), "{text}");
     assert_eq!(attempts, 3.0);
     // The audit log: attempts with their address, Alice a claim, never an override or a recovery.
@@ -492,14 +499,21 @@ async fn anonymous_reviews_neither_override_nor_recover_and_are_logged_with_thei
     // counted and audited (what the anonymous ones could not do).
     let apiserver = setup.apiserver.client("kube-apiserver");
     glass["request"]["uid"] = json!("uid-glass-2");
-    let (_, body) = https(address, &setup.server, Some((apiserver.0.clone(), apiserver.1.clone_key())), "POST", "/v1/admission", &[], &glass.to_string())
+    let (_, body) = https(
+        address,
+        &setup.server,
+        Some((apiserver.0.clone(), apiserver.1.clone_key())),
+        "POST",
+        "/v1/admission",
+        &[],
+        &glass.to_string(),
+    )
+    .await
+    .unwrap();
+    assert!(verdict(&serde_json::from_str(&body).unwrap()).0, "overridden: {body}");
+    let (_, body) = https(address, &setup.server, Some(apiserver), "POST", "/v1/admission", &[], &recovery.to_string())
         .await
         .unwrap();
-    assert!(verdict(&serde_json::from_str(&body).unwrap()).0, "overridden: {body}");
-    let (_, body) =
-        https(address, &setup.server, Some(apiserver), "POST", "/v1/admission", &[], &recovery.to_string())
-            .await
-            .unwrap();
     assert!(verdict(&serde_json::from_str(&body).unwrap()).0, "recovered: {body}");
     let text = metrics().await;
     assert_eq!((sample(&text, overrides), sample(&text, recoveries)), (1.0, 1.0), "{text}");
@@ -644,9 +658,14 @@ async fn duplicate_keys_are_refused_on_every_json_the_service_accepts() {
     let twice = text.replacen("\"max_replicas\":12", "\"max_replicas\":12,\"max_replicas\":500", 1);
     assert_ne!(twice, text);
     std::fs::write(contracts.join("shop.twice.json"), twice.replace("shop/gateway", "shop/twice")).unwrap();
-    std::fs::write(contracts.join("shop.gateway.sources.json"), r#"{"prometheus": {"main": {"url": "http://a:9090"}, "main": {"url": "http://b:9090"}}}"#).unwrap();
+    std::fs::write(
+        contracts.join("shop.gateway.sources.json"),
+        r#"{"prometheus": {"main": {"url": "http://a:9090"}, "main": {"url": "http://b:9090"}}}"#,
+    )
+    .unwrap();
     let log = setup.dir.join("stderr");
-    let args = ["--listen", "127.0.0.1:0", "--units", &contracts.display().to_string(), "--token-file", &setup.path("admin")];
+    let args =
+        ["--listen", "127.0.0.1:0", "--units", &contracts.display().to_string(), "--token-file", &setup.path("admin")];
     let served = Serve::new(args).stderr_to(&log).owning(&setup.dir).start();
     let address = served.http;
     let admin = bearer("admin");

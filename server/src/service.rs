@@ -163,11 +163,8 @@ impl Service {
     pub fn new(registry: Arc<PolicyRegistry>, config: ServiceConfig) -> Self {
         let digest = |token: Option<&String>| token.map(|token| <[u8; 32]>::from(Sha256::digest(token.as_bytes())));
         let admin = config.token.as_ref();
-        let token_digests = [
-            digest(admin),
-            digest(config.push_token.as_ref().or(admin)),
-            digest(config.read_token.as_ref().or(admin)),
-        ];
+        let token_digests =
+            [digest(admin), digest(config.push_token.as_ref().or(admin)), digest(config.read_token.as_ref().or(admin))];
         let workers = config
             .units
             .as_ref()

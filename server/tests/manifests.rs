@@ -628,8 +628,7 @@ fn a_disruption_budget_and_network_policies_cover_the_pods_and_their_two_ports()
     let https_peers: Vec<_> = admitted
         .iter()
         .filter(|(port, _)| *port == https)
-        .map(|(_, from)| from.as_ref().expect("a rule for HTTPS names its sources"))
-        .flatten()
+        .flat_map(|(_, from)| from.as_ref().expect("a rule for HTTPS names its sources"))
         .collect();
     assert!(!https_peers.is_empty());
     let blocks: Vec<&str> =
