@@ -3,10 +3,10 @@
 //!
 //! | route | does |
 //! |---|---|
-//! | `PUT /v1/units/{namespace}/{name}/observations` | stores a collector's observations (bearer token when one is configured) |
+//! | `PUT /v1/units/{namespace}/{name}/observations` | stores a collector's observations (the push role's bearer token when one is configured) |
 //! | `GET /v1/units` | the units with a contract |
 //! | `GET /v1/units/{namespace}/{name}` | the unit's decision now, at the collector's last replica count (`?replicas=N` for another), the stored evidence with its age (`age_s`) and `source_ref`, the time its cooldowns count from (`last_action`, with its `source`) and its journal of accepted decisions |
-//! | `POST /v1/admission` | the admission webhook (`AdmissionReview` in, `AdmissionReview` out; always 200); a review without the webhook's client certificate or the token, when either is configured, is judged but recorded nowhere and answered without details |
+//! | `POST /v1/admission` | the admission webhook (`AdmissionReview` in, `AdmissionReview` out; always 200); a review without the webhook's client certificate or the push role's token, when either is configured, is judged but recorded nowhere, never overrides or recovers, and is answered without details |
 
 use std::sync::Arc;
 
