@@ -78,6 +78,10 @@ pub(crate) struct ServeArgs {
     /// Compile components instead of using the precompiled cache.
     #[arg(long)]
     no_cache: bool,
+    /// Compilations kept in the precompiled cache at most; each store removes the least recently
+    /// written past it.
+    #[arg(long, value_name = "N", default_value_t = scale_units_host::PolicyBuilder::DEFAULT_CACHE_MAX_ENTRIES)]
+    cache_max_entries: usize,
     /// Policies kept staged at most (at least 2); a new one evicts the oldest not in use.
     #[arg(long, value_name = "N", default_value_t = scale_units_host::registry::DEFAULT_MAX_STAGED)]
     max_staged: usize,
@@ -203,6 +207,7 @@ struct ServeOptions {
     read_token: Option<String>,
     conformance: Option<PathBuf>,
     no_cache: bool,
+    cache_max_entries: usize,
     max_staged: usize,
     max_pins: usize,
     config: ServiceConfig,
@@ -253,7 +258,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     if !options.no_cache
         && let Some(dir) = default_cache_dir()
     {
-        policy_builder = policy_builder.cache_dir(dir);
+        policy_builder = policy_builder.cache_dir(dir).cache_max_entries(options.cache_max_entries);
     }
     let registry = Arc::new(
         builder.policy_builder(policy_builder).max_staged(options.max_staged).max_pins(options.max_pins).build(),
@@ -496,6 +501,7 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         read_token,
         conformance: args.conformance,
         no_cache: args.no_cache,
+        cache_max_entries: args.cache_max_entries,
         max_staged: args.max_staged,
         max_pins: args.max_pins,
         config,

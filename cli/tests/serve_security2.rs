@@ -706,3 +706,54 @@ async fn duplicate_keys_are_refused_on_every_json_the_service_accepts() {
         assert!(answer.contains("\"allowed\":false") && answer.contains("duplicate key"), "{answer}");
     }
 }
+
+/// The built component with a custom section naming `variant`: another digest, the same code.
+fn variant(component: &[u8], variant: &str) -> Vec<u8> {
+    let mut bytes = component.to_vec();
+    let section = wasm_encoder::CustomSection {
+        name: "scale-units-build".into(),
+        data: std::borrow::Cow::Owned(variant.as_bytes().to_vec()),
+    };
+    wasm_encoder::ComponentSection::append_to_component(&section, &mut bytes);
+    bytes
+}
+
+/// The compilations in the cache folder `dir`.
+fn compilations(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries.flatten().filter(|entry| entry.path().extension().is_some_and(|ext| ext == "cwasm")).count()
+        })
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_precompiled_cache_is_pruned_as_policies_are_staged() {
+    let setup = Setup::new("security2-cache");
+    let cache = setup.dir.join("cache");
+    // Staging compiles in this debug build, on a shared machine: no request deadline in the way.
+    let args = [
+        "--listen",
+        "127.0.0.1:0",
+        "--token-file",
+        &setup.path("admin"),
+        "--cache-max-entries",
+        "2",
+        "--request-timeout-ms",
+        "600000",
+    ];
+    let served = Serve::new(args).env("SCALE_UNITS_CACHE_DIR", &cache).owning(&setup.dir).start();
+    let address = served.http;
+    assert_eq!(compilations(&cache), 1, "the active policy, compiled at start");
+    let admin = bearer("admin");
+    let auth = [("authorization", admin.as_str())];
+    let component = std::fs::read(scale_units_host::default_component_path().unwrap()).unwrap();
+    for (staged, name) in ["a", "b", "c"].into_iter().enumerate() {
+        let (status, answer) = http(address, "POST", "/v1/policies", &auth, &variant(&component, name)).await;
+        assert_eq!(status, 201, "{answer}");
+        assert!(answer.contains("\"cache\":\"stored\""), "{answer}");
+        let kept = compilations(&cache);
+        eprintln!("{} compilations stored, {kept} kept under --cache-max-entries 2", staged + 2);
+        assert_eq!(kept, (staged + 2).min(2));
+    }
+}

@@ -14,9 +14,9 @@
 //! cache) nothing is stored: each start compiles again, and the load says why
 //! ([`CacheStatus::NotStored`]).
 //!
-//! The directory holds at most [`MAX_ENTRIES`] compilations: each store removes the least recently
-//! written past it (a compilation is about 1.2 MB; a service staging policy after policy never
-//! fills its volume).
+//! The directory holds at most `PolicyBuilder::cache_max_entries` compilations (32 by default):
+//! each store removes the least recently written past it (a compilation is about 1.2 MB; a service
+//! staging policy after policy never fills its volume).
 
 use std::fs;
 use std::hash::{Hash, Hasher};
@@ -30,8 +30,6 @@ use wasmtime::component::Component;
 
 const MAGIC: &[u8; 16] = b"scale-units-aot1";
 
-/// Compilations kept in a cache directory at most (twice the registry's default staged policies).
-pub(crate) const MAX_ENTRIES: usize = 32;
 const HEADER_LEN: usize = MAGIC.len() + 32 + 32;
 
 /// Feeds `Hash` output into sha256, so the engine key is stable across processes (unlike
@@ -146,9 +144,10 @@ impl std::fmt::Display for CacheStatus {
     }
 }
 
-/// Stores a compiled component. A failure leaves no file behind and is returned for the caller
-/// to report; it is not an error of the load (the cache is an optimisation).
-pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component) -> CacheStatus {
+/// Stores a compiled component, then prunes the directory to `keep` compilations. A failure leaves
+/// no file behind and is returned for the caller to report; it is not an error of the load (the
+/// cache is an optimisation).
+pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component, keep: usize) -> CacheStatus {
     let not_stored = |reason: String| CacheStatus::NotStored { reason };
     let payload = match component.serialize() {
         Ok(payload) => payload,
@@ -177,7 +176,7 @@ pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component
     // Rename is atomic: a reader sees the old file, the new one, or none, never half of one.
     match written.and_then(|()| fs::rename(&temporary, file)) {
         Ok(()) => {
-            prune(dir, file, MAX_ENTRIES);
+            prune(dir, file, keep);
             CacheStatus::Stored
         }
         Err(error) => {
