@@ -322,6 +322,16 @@ async fn idle_sockets_from_one_address_or_many_do_not_keep_the_api_server_out() 
         sources.len()
     );
     assert_eq!(with_certificate, REVIEWS, "the reserve did not keep room for the API server");
+    // Counted: the connections closed over an address's cap and at the first-bytes deadline.
+    let (status, metrics) = https(target, &setup.server, None, "GET", "/metrics", &[], "").await.unwrap();
+    assert_eq!(status, 200);
+    let closed =
+        |reason: &str| sample(&metrics, &format!("scale_units_connections_closed_total{{reason=\"{reason}\"}}"));
+    let (peer_cap, no_certificate, first_bytes) = (closed("peer_cap"), closed("no_certificate"), closed("first_bytes"));
+    eprintln!(
+        "closed by the service: {peer_cap} over an address's cap, {no_certificate} in the reserve without a certificate, {first_bytes} at the first-bytes deadline"
+    );
+    assert!(peer_cap > 0.0 && first_bytes > 0.0, "{metrics}");
     drop(served);
 }
 

@@ -29,6 +29,7 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -97,6 +98,24 @@ pub struct Peer {
     pub client_certificate: Option<String>,
 }
 
+/// Connections a listener closed on its own, by why (the service's `/metrics`:
+/// `scale_units_connections_closed_total{reason}`).
+#[derive(Debug, Default)]
+pub struct Closed {
+    /// Over its address's cap ([`Limits::max_connections_per_peer`]), at accept.
+    pub peer_cap: AtomicU64,
+    /// Accepted into the reserve without a trusted client certificate, with the cap full.
+    pub no_certificate: AtomicU64,
+    /// No TLS handshake, or no first bytes, within [`Limits::handshake_timeout`].
+    pub first_bytes: AtomicU64,
+}
+
+impl Closed {
+    fn count(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// The transport under a [`Connection`].
 enum Transport {
     Plain(TcpStream),
@@ -108,6 +127,7 @@ enum Transport {
 struct Preface {
     remaining: usize,
     deadline: Pin<Box<tokio::time::Sleep>>,
+    closed: Arc<Closed>,
 }
 
 /// An accepted connection: its transport, its peer, its slot under the cap or in the reserve and
@@ -146,6 +166,7 @@ impl AsyncRead for Connection {
                 }
                 Poll::Pending => {
                     if preface.deadline.as_mut().poll(cx).is_ready() {
+                        Closed::count(&preface.closed.first_bytes);
                         return Poll::Ready(Err(std::io::Error::new(
                             std::io::ErrorKind::TimedOut,
                             "no first bytes within the handshake timeout",
@@ -228,7 +249,7 @@ pub(crate) struct Acceptor {
 
 impl Acceptor {
     /// Starts accepting on `listener`, over TLS when `tls` is given (its files watched and
-    /// reloaded).
+    /// reloaded), counting in `closed` the connections it closes on its own.
     ///
     /// # Errors
     /// The TLS files cannot be loaded.
@@ -237,6 +258,7 @@ impl Acceptor {
         tls: Option<TlsFiles>,
         protocol: Protocol,
         limits: Limits,
+        closed: Arc<Closed>,
     ) -> std::io::Result<Self> {
         let (sender, incoming) = mpsc::channel(64);
         // The reserve is for trusted client certificates: a listener that verifies none keeps none.
@@ -259,7 +281,7 @@ impl Acceptor {
             }
             None => None,
         };
-        tokio::spawn(accept(listener, acceptor, protocol, limits, sender));
+        tokio::spawn(accept(listener, acceptor, protocol, limits, sender, closed));
         Ok(Self { incoming })
     }
 
@@ -326,6 +348,7 @@ async fn accept(
     protocol: Protocol,
     limits: Limits,
     sender: mpsc::Sender<Connection>,
+    closed: Arc<Closed>,
 ) {
     let cap = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let reserve = Arc::new(Semaphore::new(limits.reserved_connections));
@@ -356,12 +379,13 @@ async fn accept(
         };
         // Over its peer's cap: closed at once, its slot free for the next.
         let Some(counted) = peers.enter(address.ip().to_canonical(), limits.max_connections_per_peer.max(1)) else {
+            Closed::count(&closed.peer_cap);
             continue;
         };
         let _ = stream.set_nodelay(true);
         let tls = tls.as_ref().map(|acceptor| TlsAcceptor::clone(&acceptor.load()));
         let sender = sender.clone();
-        let (cap, reserve) = (Arc::clone(&cap), Arc::clone(&reserve));
+        let (cap, reserve, closed) = (Arc::clone(&cap), Arc::clone(&reserve), Arc::clone(&closed));
         tokio::spawn(async move {
             // The first-bytes deadline starts at accept: the handshake and the first bytes share it.
             let deadline = tokio::time::Instant::now() + limits.handshake_timeout.min(limits.header_timeout);
@@ -378,7 +402,11 @@ async fn accept(
                         (Transport::Tls(Box::new(stream)), certificate)
                     }
                     // A failed or slow handshake: the connection and its slot are dropped.
-                    _ => return,
+                    Ok(Err(_)) => return,
+                    Err(_) => {
+                        Closed::count(&closed.first_bytes);
+                        return;
+                    }
                 },
             };
             // A certificate the listener verified (against its client CA: a listener without one
@@ -399,14 +427,17 @@ async fn accept(
                         drop(reserved);
                         (slot, Some(counted))
                     }
-                    Err(_) => return,
+                    Err(_) => {
+                        Closed::count(&closed.no_certificate);
+                        return;
+                    }
                 },
             };
             let remaining = match protocol {
                 Protocol::Http1 => 1,
                 Protocol::Grpc => H2_PREFACE_LEN,
             };
-            let preface = Some(Preface { remaining, deadline: Box::pin(tokio::time::sleep_until(deadline)) });
+            let preface = Some(Preface { remaining, deadline: Box::pin(tokio::time::sleep_until(deadline)), closed });
             let connection = Connection {
                 transport,
                 peer: Peer { address, client_certificate },

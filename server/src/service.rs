@@ -150,6 +150,8 @@ struct Shared {
     ready: AtomicBool,
     metrics: Metrics,
     workers: Arc<crate::workers::Workers>,
+    /// The connections the listener closed on its own.
+    closed: Arc<crate::listen::Closed>,
 }
 
 /// The decision service over one registry.
@@ -177,6 +179,7 @@ impl Service {
                 ready: AtomicBool::new(true),
                 metrics: Metrics::default(),
                 workers,
+                closed: Arc::default(),
             }),
         }
     }
@@ -233,6 +236,7 @@ impl Service {
             self.shared.config.tls.clone(),
             crate::listen::Protocol::Http1,
             limits,
+            Arc::clone(&self.shared.closed),
         )?;
         let mut server = crate::listen::serve_http(acceptor, self.router(), limits, close_rx);
         tokio::select! {
@@ -349,6 +353,22 @@ async fn metrics_text(State(shared): Shared_) -> Response {
             shared.workers.size(),
             shared.workers.busy_max(),
             shared.workers.calls()
+        );
+    }
+    {
+        use std::fmt::Write as _;
+        use std::sync::atomic::Ordering::Relaxed;
+        let closed = &shared.closed;
+        let _ = write!(
+            text,
+            "# HELP scale_units_connections_closed_total Connections the listener closed on its own: over their address's cap, in the reserve without a trusted client certificate, no handshake or first byte in time.\n\
+             # TYPE scale_units_connections_closed_total counter\n\
+             scale_units_connections_closed_total{{reason=\"peer_cap\"}} {}\n\
+             scale_units_connections_closed_total{{reason=\"no_certificate\"}} {}\n\
+             scale_units_connections_closed_total{{reason=\"first_bytes\"}} {}\n",
+            closed.peer_cap.load(Relaxed),
+            closed.no_certificate.load(Relaxed),
+            closed.first_bytes.load(Relaxed)
         );
     }
     render_tls(&mut text, &shared.config);
