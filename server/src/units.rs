@@ -928,6 +928,10 @@ impl Units {
 
     /// Validates a contract through the active policy and reads what the registry needs from it.
     async fn validate(&self, text: String, source: Option<PathBuf>) -> Result<Arc<Contract>, UnitError> {
+        // A key twice would be kept once below (the last): refused, as the core refuses it.
+        crate::strict::check(text.as_bytes()).map_err(|error| {
+            UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidJson, error.to_string(), ""))
+        })?;
         let value: Value = serde_json::from_str(&text).map_err(|error| {
             UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidJson, error.to_string(), ""))
         })?;
@@ -991,6 +995,9 @@ impl Units {
         let invalid = |code, message: String, path: &str| {
             UnitError::InvalidObservations(EvaluationError::new(code, message, path.to_owned()))
         };
+        if let Err(error) = crate::strict::check(body.as_bytes()) {
+            return Err(invalid(ErrorCode::InvalidJson, error.to_string(), ""));
+        }
         let push: Map<String, Value> = match serde_json::from_str::<Value>(body) {
             Ok(Value::Object(map)) => map,
             Ok(_) => return Err(invalid(ErrorCode::InvalidField, "the push must be a JSON object".to_owned(), "")),
@@ -1328,7 +1335,8 @@ fn timestamp(time: SystemTime) -> jiff::Timestamp {
 /// Reads a sources file named `<stem>.sources.<extension>`.
 fn load_sources(path: &Path, stem: &str, yaml: bool) -> Result<(UnitKey, Arc<LoadedSources>), String> {
     let key = UnitKey::from_file_name(&format!("{stem}.json")).map_err(|error| error.to_string())?;
-    let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read: {error}"))?;
+    // Read as a contract is: a regular file of at most 1 MiB, never read whole past it.
+    let text = read_contract(path).map_err(|error| format!("cannot read: {error}"))?;
     let sources = Sources::parse(&text, yaml).map_err(|error| format!("sources refused: {error}"))?;
     Ok((key, Arc::new(LoadedSources { sources: Arc::new(sources), path: path.to_owned() })))
 }
@@ -1354,10 +1362,10 @@ fn log_report(report: &ReloadReport) {
 /// How long an observation is kept at most, whatever its `expires_at`: a day.
 const MAX_OBSERVATION_KEEP_MS: i64 = 24 * 3600 * 1000;
 
-/// The largest contract file read: a ConfigMap holds at most 1 MiB.
+/// The largest contract or sources file read: a ConfigMap holds at most 1 MiB.
 const MAX_CONTRACT_BYTES: u64 = 1 << 20;
 
-/// A contract file's text, when it is a regular file of at most [`MAX_CONTRACT_BYTES`].
+/// A contract or sources file's text, when it is a regular file of at most [`MAX_CONTRACT_BYTES`].
 fn read_contract(path: &Path) -> std::io::Result<String> {
     use std::io::Read as _;
     let file = std::fs::File::open(path)?;

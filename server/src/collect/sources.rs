@@ -318,6 +318,7 @@ impl Sources {
             };
             serde_saphyr::from_str_with_options(text, options).map_err(|e| error("", e.to_string()))?
         } else {
+            crate::strict::check(text.as_bytes()).map_err(|e| error("", e.to_string()))?;
             serde_json::from_str(text).map_err(|e| error("", e.to_string()))?
         };
         sources.validate()?;
