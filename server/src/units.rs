@@ -806,7 +806,11 @@ impl Units {
         let time = |value: &Value, field: &str| {
             value.get(field).and_then(Value::as_str).and_then(|text| text.parse::<jiff::Timestamp>().ok())
         };
-        if evidence.get("count").and_then(Value::as_u64).is_none_or(|count| count > scale_units_core::LIMITS.max_replicas) {
+        if evidence
+            .get("count")
+            .and_then(Value::as_u64)
+            .is_none_or(|count| count > scale_units_core::LIMITS.max_replicas)
+        {
             return Err(invalid("the replica count must be 0..=10000"));
         }
         let observed = time(&evidence, "observed_at").ok_or_else(|| invalid("observed_at cannot be read"))?;

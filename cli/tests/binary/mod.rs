@@ -48,7 +48,7 @@ impl Serve {
 
     /// `scale-units serve ARGS` as [`Self::new`], but its decision audit log on stdout (unless
     /// ARGS give `--audit-log`), left unread in [`Served::stdout`].
-    pub fn audited<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Self {
+    pub fn audit_on_stdout<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_scale-units"));
         command
             .args(["serve", "--shutdown-delay-ms", "0"])
