@@ -1,0 +1,80 @@
+package scaleunits
+
+import (
+	"context"
+)
+
+// EvaluateJSON evaluates one request given as JSON text (SPEC §6) and returns the decision's
+// JSON text exactly as the component wrote it (SPEC §9). A request the evaluator refuses is an
+// *Error; a call that did not complete is a *GuestError (or a context error).
+func (e *Evaluator) EvaluateJSON(ctx context.Context, request []byte) (string, error) {
+	return e.oneString(ctx, "evaluate-json", request)
+}
+
+// DeriveJSON returns the derivation of the request's decision as JSON text (DECISIONS.md,
+// "Derivations"); UnsupportedError on a WIT 0.1 component.
+func (e *Evaluator) DeriveJSON(ctx context.Context, request []byte) (string, error) {
+	return e.oneString(ctx, "derive-json", request)
+}
+
+func (e *Evaluator) oneString(ctx context.Context, function string, arg []byte) (string, error) {
+	var out []string
+	err := e.call(ctx, function, func(in *instance) (err error) {
+		out, err = in.resultCall(ctx, function, 1, arg)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return out[0], nil
+}
+
+// EvaluateBatchJSON evaluates several requests in one call into the component; each item is
+// the decision's JSON or the evaluator's *Error for that request. The error is for the call.
+func (e *Evaluator) EvaluateBatchJSON(ctx context.Context, requests [][]byte) ([]BatchItem, error) {
+	var out []BatchItem
+	err := e.call(ctx, "evaluate-batch-json", func(in *instance) (err error) {
+		out, err = in.batch(ctx, requests)
+		return err
+	})
+	return out, err
+}
+
+// ContractIdentity is what validating a contract yields (SPEC §8).
+type ContractIdentity struct {
+	ContractID     string `json:"contract_id"`
+	ContractDigest string `json:"contract_digest"`
+}
+
+// ValidateContractJSON validates a contract given as JSON text (SPEC §4) and returns its identity.
+func (e *Evaluator) ValidateContractJSON(ctx context.Context, contract []byte) (*ContractIdentity, error) {
+	var out []string
+	err := e.call(ctx, "validate-contract-json", func(in *instance) (err error) {
+		out, err = in.resultCall(ctx, "validate-contract-json", 2, contract)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ContractIdentity{ContractID: out[0], ContractDigest: out[1]}, nil
+}
+
+// DiagnoseRequestJSON lists every fault of a request (empty when it evaluates); UnsupportedError
+// on a WIT 0.1 component.
+func (e *Evaluator) DiagnoseRequestJSON(ctx context.Context, request []byte) (*Diagnosis, error) {
+	return e.diagnose(ctx, "diagnose-request-json", request)
+}
+
+// DiagnoseContractJSON lists every fault of a contract alone.
+func (e *Evaluator) DiagnoseContractJSON(ctx context.Context, contract []byte) (*Diagnosis, error) {
+	return e.diagnose(ctx, "diagnose-contract-json", contract)
+}
+
+func (e *Evaluator) diagnose(ctx context.Context, function string, arg []byte) (*Diagnosis, error) {
+	var out *Diagnosis
+	err := e.call(ctx, function, func(in *instance) (err error) {
+		out, err = in.diagnose(ctx, function, arg)
+		return err
+	})
+	return out, err
+}
