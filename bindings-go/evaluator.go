@@ -32,6 +32,8 @@ const SupportedSchema = "1"
 const DefaultMemoryLimitPages = 1024
 
 // Every export the loader knows, with the WIT minor that added it and its core signature.
+// Functions of 0.1 are required; later ones are optional (DECISIONS.md, "WIT 0.2.0 and the
+// compatibility rule"): calling one the component lacks is an UnsupportedError.
 type exportSpec struct {
 	name    string
 	since   int // the WIT minor that added it
@@ -283,7 +285,7 @@ func (e *Evaluator) checkExports() error {
 	e.has = map[string]bool{}
 	for _, spec := range exportSpecs {
 		name := e.iface + "#" + spec.name
-		if _, ok := funcs[name]; !ok && spec.since > e.minor {
+		if _, ok := funcs[name]; !ok && spec.since > 1 {
 			continue
 		}
 		if err := check(name, spec.params, spec.results); err != nil {
