@@ -91,7 +91,7 @@ func (m hostileModule) bytes() []byte {
 		bodies = append(bodies, append(uleb(uint64(len(body))), body...))
 	}
 	out = append(out, section(3, vec(typeIdx...))...)
-	out = append(out, section(5, vec([]byte{0x00, 1}))...)                                        // one memory, min 1 page
+	out = append(out, section(5, vec([]byte{0x00, 1}))...)                                          // one memory, min 1 page
 	out = append(out, section(6, vec(append([]byte{i32t, 1}, append(i32const(8192), 0x0b)...)))...) // mutable i32 heap pointer
 	exports = append(exports, append(append(wasmName("memory"), 0x02), 0))
 	out = append(out, section(7, vec(exports...))...)
