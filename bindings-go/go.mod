@@ -1,6 +1,6 @@
 module scale-units.dev/go
 
-go 1.26.8
+go 1.26
 
 require github.com/tetratelabs/wazero v1.12.0
 
