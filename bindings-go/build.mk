@@ -1,7 +1,8 @@
 # Recipes of the Go module (bindings-go/, module scale-units.dev/go), included by the root Makefile.
 #   make test-go             the component check, the lints, go test ./... (every vector folder,
 #                            hostile components, the registry), -race on the concurrency tests,
-#                            the conformance command over tests/vectors, the example controller built
+#                            the conformance command over tests/vectors, the example controller
+#                            built and its plan (decision, then gate) tested without an API server
 #   make go-component-check  `cargo xtask component` rewrites bindings-go/scale_units_evaluator.wasm;
 #                            fails when it differs from the committed copy (the build is reproducible)
 #   make go-lint             gofmt, go vet and staticcheck (pinned) on the module and the example
@@ -36,7 +37,7 @@ test-go: go-component-check component-digest go-lint
 	cd $(GO_DIR) && SCALE_UNITS_HOST_DIGEST="$(abspath $(SCALE_UNITS_DIGEST_FILE))" $(GO) test -count=1 ./...
 	cd $(GO_DIR) && $(GO) test -count=1 -race -run 'Pool|Registry|Hostile|Deadline|Close' .
 	cd $(GO_DIR) && $(GO) run ./cmd/conformance ../tests/vectors
-	cd $(GO_EXAMPLE) && $(GO) build -o /dev/null ./...
+	cd $(GO_EXAMPLE) && $(GO) build -o /dev/null . && $(GO) test -count=1 ./...
 
 bench-go:
 	cd $(GO_DIR) && $(GO) test -run '^$$' -bench . -benchtime 2s -count 1 .
