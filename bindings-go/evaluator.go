@@ -94,6 +94,7 @@ type config struct {
 	expectedDigest   string
 	maxIdle          int
 	interpreter      bool
+	noInterrupt      bool
 }
 
 // WithMemoryLimitPages limits each instance's linear memory to pages of 64 KiB (default
@@ -117,6 +118,13 @@ func WithExpectedDigest(digest string) Option { return func(c *config) { c.expec
 // WithMaxIdle keeps at most n idle instances (default GOMAXPROCS); more are made when more
 // goroutines call at once and closed when they are returned.
 func WithMaxIdle(n int) Option { return func(c *config) { c.maxIdle = n } }
+
+// WithoutInterruption compiles the component without wazero's checks for a closed module
+// (WithCloseOnContextDone), which cost about 4.7x the CPU of a decision on wazero v1.12.0
+// (BENCHMARKS.md). A context's deadline is then checked only before a call enters the
+// component: a component that never returns can no longer be stopped. Only for a component
+// whose digest you trust, such as the bundled one.
+func WithoutInterruption() Option { return func(c *config) { c.noInterrupt = true } }
 
 // WithInterpreter runs the component on wazero's interpreter instead of its compiler.
 func WithInterpreter() Option { return func(c *config) { c.interpreter = true } }
@@ -164,7 +172,7 @@ func New(ctx context.Context, component []byte, opts ...Option) (*Evaluator, err
 	if cfg.interpreter {
 		rc = wazero.NewRuntimeConfigInterpreter()
 	}
-	rc = rc.WithCloseOnContextDone(true).WithMemoryLimitPages(cfg.memoryLimitPages)
+	rc = rc.WithCloseOnContextDone(!cfg.noInterrupt).WithMemoryLimitPages(cfg.memoryLimitPages)
 	e := &Evaluator{digest: digest, iface: iface, minor: minor, maxIdle: cfg.maxIdle}
 	e.drained = sync.NewCond(&e.mu)
 	if cfg.cache == nil && cfg.cacheDir != "" {

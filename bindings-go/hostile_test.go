@@ -211,3 +211,14 @@ func TestDigestIsVerified(t *testing.T) {
 		t.Fatalf("a wrong expected digest: %v", err)
 	}
 }
+
+// WithoutInterruption: a context that ended is still refused before the call enters.
+func TestWithoutInterruptionChecksTheContextFirst(t *testing.T) {
+	ev := hostile(t, loopForever, WithoutInterruption())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ev.EvaluateJSON(ctx, []byte(`{}`)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("%v, want context.Canceled before entering", err)
+	}
+	stillServing(t, ev)
+}
