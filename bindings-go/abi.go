@@ -211,6 +211,21 @@ func (in *instance) resultCall(ctx context.Context, function string, n int, args
 	return out, nil
 }
 
+// stringCall calls a function that returns a plain string (a return pointer to its pointer
+// and length).
+func (in *instance) stringCall(ctx context.Context, function string, args ...[]byte) (string, error) {
+	var out string
+	err := in.callStrings(ctx, function, args, func(ret uint32) error {
+		area, err := in.area(ctx, function, ret, stringSize, 4)
+		if err != nil {
+			return err
+		}
+		out, err = in.liftString(ctx, function, area, 0)
+		return err
+	})
+	return out, err
+}
+
 // info calls `info`.
 func (in *instance) info(ctx context.Context, _ *Evaluator) (Info, error) {
 	var info Info

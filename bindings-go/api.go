@@ -78,3 +78,51 @@ func (e *Evaluator) diagnose(ctx context.Context, function string, arg []byte) (
 	})
 	return out, err
 }
+
+// GateJSON runs the gate of WIT 0.3.0 on a request and a proposed change, both JSON text, and
+// returns the gate's verdict as JSON text; UnsupportedError on a component before 0.3.
+func (e *Evaluator) GateJSON(ctx context.Context, request, change []byte) (string, error) {
+	var out []string
+	err := e.call(ctx, "gate-json", func(in *instance) (err error) {
+		out, err = in.resultCall(ctx, "gate-json", 1, request, change)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return out[0], nil
+}
+
+// ScalerReadingJSON returns what an external scaler reads for a request (WIT 0.3.0), as JSON
+// text; UnsupportedError on a component before 0.3.
+func (e *Evaluator) ScalerReadingJSON(ctx context.Context, request []byte) (string, error) {
+	return e.plainString(ctx, "scaler-reading-json", request)
+}
+
+// LimitsJSON returns the evaluator's input limits (WIT 0.3.0) as JSON text.
+func (e *Evaluator) LimitsJSON(ctx context.Context) (string, error) {
+	return e.plainString(ctx, "limits-json")
+}
+
+// ValidateObservationsJSON checks a request's observations alone (WIT 0.3.0); nil when they pass.
+func (e *Evaluator) ValidateObservationsJSON(ctx context.Context, request []byte) error {
+	return e.call(ctx, "validate-observations-json", func(in *instance) error {
+		_, err := in.resultCall(ctx, "validate-observations-json", 0, request)
+		return err
+	})
+}
+
+// DerivationText returns the derivation of a request's decision as the text every face prints
+// (WIT 0.3.0).
+func (e *Evaluator) DerivationText(ctx context.Context, request []byte) (string, error) {
+	return e.oneString(ctx, "derivation-text", request)
+}
+
+func (e *Evaluator) plainString(ctx context.Context, function string, args ...[]byte) (string, error) {
+	var out string
+	err := e.call(ctx, function, func(in *instance) (err error) {
+		out, err = in.stringCall(ctx, function, args...)
+		return err
+	})
+	return out, err
+}

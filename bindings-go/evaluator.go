@@ -19,10 +19,10 @@ const interfacePrefix = "scale-units:evaluator/evaluator@"
 
 // SupportedWIT is the newest WIT version this module speaks. A component of the same major and
 // a minor at most this one loads; functions added after its minor are UnsupportedError.
-const SupportedWIT = "0.2.0"
+const SupportedWIT = "0.3.0"
 
 // supportedMinor is the minor of SupportedWIT.
-const supportedMinor = 2
+const supportedMinor = 3
 
 // SupportedSchema is the wire schema this module speaks (SPEC: "1").
 const SupportedSchema = "1"
@@ -52,6 +52,11 @@ var (
 		{"derive-json", 2, []api.ValueType{i32, i32}, []api.ValueType{i32}},
 		{"diagnose-request-json", 2, []api.ValueType{i32, i32}, []api.ValueType{i32}},
 		{"diagnose-contract-json", 2, []api.ValueType{i32, i32}, []api.ValueType{i32}},
+		{"gate-json", 3, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}},
+		{"scaler-reading-json", 3, []api.ValueType{i32, i32}, []api.ValueType{i32}},
+		{"limits-json", 3, nil, []api.ValueType{i32}},
+		{"validate-observations-json", 3, []api.ValueType{i32, i32}, []api.ValueType{i32}},
+		{"derivation-text", 3, []api.ValueType{i32, i32}, []api.ValueType{i32}},
 	}
 )
 

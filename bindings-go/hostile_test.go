@@ -222,3 +222,46 @@ func TestWithoutInterruptionChecksTheContextFirst(t *testing.T) {
 	}
 	stillServing(t, ev)
 }
+
+// A component of WIT 0.3 is found by the interface's prefix and version alone: its gate and
+// scaler functions are called, what it does not export is an UnsupportedError. (Hand-built:
+// the real 0.3.0 component was not on main when this was written.)
+func TestNextMinorByPrefix(t *testing.T) {
+	const iface = "scale-units:evaluator/evaluator@0.3.0"
+	m := evaluatorModule(iface, "0.3.0", "1", trapNow)
+	m.funcs = append(m.funcs,
+		coreFunc{iface + "#gate-json", typeRealloc, i32const(okArea)},
+		coreFunc{iface + "#scaler-reading-json", typeString, i32const(infoArea)},
+		coreFunc{iface + "#limits-json", typeNoArgs, i32const(infoArea)},
+		coreFunc{iface + "#validate-observations-json", typeString, i32const(okArea)},
+	)
+	ctx := context.Background()
+	ev, err := New(ctx, wrapComponent(m.bytes(), []string{iface}, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close(ctx)
+	if ev.Interface() != iface || !ev.Supports("gate-json") || ev.Supports("derive-json") {
+		t.Fatalf("interface %s, gate %v, derive %v", ev.Interface(), ev.Supports("gate-json"), ev.Supports("derive-json"))
+	}
+	if out, err := ev.GateJSON(ctx, []byte(`{}`), []byte(`{}`)); err != nil || out != "9.9.9" {
+		t.Fatalf("GateJSON: %q, %v", out, err)
+	}
+	if out, err := ev.ScalerReadingJSON(ctx, []byte(`{}`)); err != nil || out != "9.9.9" {
+		t.Fatalf("ScalerReadingJSON: %q, %v", out, err)
+	}
+	if out, err := ev.LimitsJSON(ctx); err != nil || out != "9.9.9" {
+		t.Fatalf("LimitsJSON: %q, %v", out, err)
+	}
+	if err := ev.ValidateObservationsJSON(ctx, []byte(`{}`)); err != nil {
+		t.Fatalf("ValidateObservationsJSON: %v", err)
+	}
+	var unsupported *UnsupportedError
+	if _, err := ev.DeriveJSON(ctx, []byte(`{}`)); !errors.As(err, &unsupported) || unsupported.WITVersion != "0.3.0" {
+		t.Fatalf("DeriveJSON on a component without it: %v", err)
+	}
+	// And the real 0.2.0 component has no gate: an UnsupportedError before entering.
+	if _, err := testEvaluator(t).GateJSON(ctx, []byte(`{}`), []byte(`{}`)); !errors.As(err, &unsupported) || unsupported.Function != "gate-json" {
+		t.Fatalf("GateJSON on 0.2.0: %v", err)
+	}
+}
