@@ -68,9 +68,6 @@ func (in *instance) invoke(ctx context.Context, function string, f api.Function,
 
 // lowerString copies s into memory the guest allocated with cabi_realloc (align 1).
 func (in *instance) lowerString(ctx context.Context, function string, s []byte) (uint32, uint32, error) {
-	if uint64(len(s)) > 0xffff_ffff {
-		return 0, 0, &Error{Code: CodeInvalidJSON, Message: "input larger than 4 GiB"}
-	}
 	ptr, err := in.alloc(ctx, function, 1, uint32(len(s)))
 	if err != nil {
 		return 0, 0, err
@@ -79,6 +76,33 @@ func (in *instance) lowerString(ctx context.Context, function string, s []byte) 
 		return 0, 0, in.guestFault(ctx, function, fmt.Sprintf("cabi_realloc returned %#x, outside memory for %d bytes", ptr, len(s)), nil)
 	}
 	return ptr, uint32(len(s)), nil
+}
+
+// checkTexts refuses, before anything is allocated in the guest, text that cannot cross: a
+// WIT string is UTF-8 and the guest's bindings may assume it without checking, so text that is
+// not is refused here as JSON that cannot be read.
+func checkTexts(texts [][]byte) error {
+	for _, s := range texts {
+		if uint64(len(s)) > 0xffff_ffff {
+			return &Error{Code: CodeInvalidJSON, Message: "the text is larger than 4 GiB"}
+		}
+		if !utf8.Valid(s) {
+			return &Error{Code: CodeInvalidJSON, Message: fmt.Sprintf("the text is not valid UTF-8 (at byte %d)", invalidUTF8At(s))}
+		}
+	}
+	return nil
+}
+
+// invalidUTF8At returns the offset of the first byte that is not part of valid UTF-8.
+func invalidUTF8At(s []byte) int {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(s)
 }
 
 func (in *instance) alloc(ctx context.Context, function string, align, size uint32) (uint32, error) {
@@ -171,6 +195,9 @@ func (in *instance) liftResult(ctx context.Context, function string, area []byte
 // callStrings calls a function of string parameters that returns a pointer, and hands the
 // return pointer to read, then calls the post-return function.
 func (in *instance) callStrings(ctx context.Context, function string, args [][]byte, read func(ret uint32) error) error {
+	if err := checkTexts(args); err != nil {
+		return err
+	}
 	params := make([]uint64, 0, 2*len(args))
 	for _, arg := range args {
 		ptr, n, err := in.lowerString(ctx, function, arg)
@@ -304,6 +331,9 @@ func (in *instance) batch(ctx context.Context, requests [][]byte) ([]BatchItem, 
 	const function = "evaluate-batch-json"
 	if uint64(len(requests))*stringSize > 0xffff_ffff {
 		return nil, errors.New("scaleunits: batch too large")
+	}
+	if err := checkTexts(requests); err != nil {
+		return nil, err
 	}
 	pairs := make([]byte, len(requests)*stringSize)
 	for i, r := range requests {

@@ -142,3 +142,22 @@ func TestPreviousMinorLoads(t *testing.T) {
 		t.Fatalf("the 0.1.0 component on reference/: %+v", r)
 	}
 }
+
+// Text that is not UTF-8 never crosses into the component (its bindings may assume UTF-8): a
+// typed invalid_json, and the instance keeps serving.
+func TestInvalidUTF8IsRefusedBeforeCrossing(t *testing.T) {
+	ev := testEvaluator(t)
+	ctx := context.Background()
+	_, err := ev.EvaluateJSON(ctx, []byte("{\"contract\": \"\xff\"}"))
+	var refused *Error
+	if !errors.As(err, &refused) || refused.Code != CodeInvalidJSON || refused.Message != "the text is not valid UTF-8 (at byte 14)" {
+		t.Fatalf("%v", err)
+	}
+	items, err := ev.EvaluateBatchJSON(ctx, [][]byte{referenceRequest(t), []byte("\xc3")})
+	if !errors.As(err, &refused) || items != nil {
+		t.Fatalf("a batch with one text that is not UTF-8: %v, %v", items, err)
+	}
+	if _, err := ev.EvaluateJSON(ctx, referenceRequest(t)); err != nil {
+		t.Fatal(err)
+	}
+}
