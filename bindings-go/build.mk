@@ -7,6 +7,7 @@
 #                            fails when it differs from the committed copy (the build is reproducible)
 #   make go-lint             gofmt, go vet and staticcheck (pinned) on the module and the example
 #   make bench-go            go test -bench (figures go into BENCHMARKS.md)
+#   make bench-go-json       the Go rows of `make bench`'s table (bindings-go/bench, JSON)
 # The digest check uses `component-digest` from bindings-js/build.mk (the Rust host's
 # `scale-units inspect`, written to target/scale-units/component.sha256).
 
@@ -21,7 +22,7 @@ STATICCHECK_VERSION := v0.8.2
 SCALE_UNITS_TARGET ?= $(or $(CARGO_TARGET_DIR),target)
 SCALE_UNITS_DIGEST_FILE ?= $(SCALE_UNITS_TARGET)/scale-units/component.sha256
 
-.PHONY: test-go go-component-check go-lint bench-go
+.PHONY: test-go go-component-check go-lint bench-go bench-go-json
 
 go-component-check:
 	$(CARGO) xtask component
@@ -41,5 +42,10 @@ test-go: go-component-check component-digest go-lint
 
 bench-go:
 	cd $(GO_DIR) && $(GO) test -run '^$$' -bench . -benchtime 2s -count 1 .
+
+## The Go rows of `make bench`'s one table: per-call times over batches, as JSON for benches/table.py.
+bench-go-json: component
+	mkdir -p $(SCALE_UNITS_TARGET)/scale-units
+	cd $(GO_DIR) && $(GO) run ./bench -json $(abspath $(SCALE_UNITS_TARGET))/scale-units/bench-go.json
 
 .DEFAULT_GOAL := $(GO_SAVED_DEFAULT_GOAL)
