@@ -10,6 +10,9 @@ use scale_units_host::{Policy, vector_files};
 
 use crate::{Failure, Options, exit, load_policy};
 
+/// A JSON answer, or an error's code and message.
+type Outcome = Result<String, (String, String)>;
+
 /// What runs the vectors.
 enum Evaluator {
     Component(Box<Policy>),
@@ -48,6 +51,21 @@ impl Evaluator {
                 .map(|diagnosis| diagnosis.to_json())
                 .map_err(|error| error.to_string()),
         }
+    }
+
+    /// The gate's verdict JSON and the scaler's reading JSON (SPEC §12); `Err` for a host
+    /// failure (a component before WIT 0.3 lacks them).
+    fn gate(&self, request: &str, change: &str) -> Result<(Outcome, String), String> {
+        let (verdict, reading) = match self {
+            Self::Native => {
+                (scale_units_core::gate_json(request, change), scale_units_core::scaler_reading_json(request))
+            }
+            Self::Component(policy) => (
+                policy.gate_json(request, change).map_err(|error| error.to_string())?,
+                policy.scaler_reading_json(request).map_err(|error| error.to_string())?,
+            ),
+        };
+        Ok((verdict.map_err(|error| (error.code().as_str().to_owned(), error.message().to_owned())), reading))
     }
 
     fn contract_digest(&self, contract: &str) -> Result<Result<String, String>, String> {
@@ -144,6 +162,17 @@ fn judge(evaluator: &Evaluator, file: &Path) -> (String, Result<(), String>) {
         match evaluator.diagnose(&vector.request_text) {
             Err(host) => Err(format!("host error: {host}")),
             Ok(diagnosis) => vector.check_diagnosis(&diagnosis),
+        }
+    });
+    // The `gate/` group's `expect.gate` and `expect.scaler`.
+    let verdict = verdict.and_then(|()| {
+        let Some(case) = &vector.gate else { return Ok(()) };
+        match evaluator.gate(&vector.request_text, &case.change_text) {
+            Err(host) => Err(format!("host error: {host}")),
+            Ok((outcome, reading)) => {
+                vector.check_gate(outcome.as_deref().map_err(|(code, message)| (code.as_str(), message.as_str())))?;
+                vector.check_scaler(&reading)
+            }
         }
     });
     (vector.id, verdict)

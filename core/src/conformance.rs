@@ -24,6 +24,38 @@ pub struct Vector {
     /// The expected diagnosis (extension `expect.diagnosis`), for an error vector that lists
     /// every fault; `None` when the vector does not give one.
     pub diagnosis: Option<Vec<ExpectedFault>>,
+    /// The gate case (extension `change` / `change_json` with `expect.gate` or
+    /// `expect.gate_error`, and `expect.scaler`; SPEC §12), when the vector is one.
+    pub gate: Option<GateCase>,
+}
+
+/// A gate vector's question and what must come out (SPEC §12).
+#[derive(Debug)]
+pub struct GateCase {
+    /// The exact change text for a JSON gate entry point (`gate_json`).
+    pub change_text: String,
+    /// The change as a typed entry point takes it, `(to_replicas, kind)`; `None` for a
+    /// `change_json` vector (a change only the JSON reader can be given).
+    pub change: Option<(i64, String)>,
+    /// The expected verdict, or the expected error.
+    pub expect: GateExpectation,
+    /// The expected external-scaler reading of the request, when given.
+    pub scaler: Option<Value>,
+}
+
+/// What a gate must answer.
+#[derive(Debug)]
+pub enum GateExpectation {
+    /// A verdict: every field exactly, except `message_contains` (a fragment of `message`) and
+    /// `error` (compared by code and `message_contains`, as §11 compares errors).
+    Verdict(Value),
+    /// An error for a change that cannot be read.
+    Error {
+        /// The expected code.
+        code: String,
+        /// Text the message must contain.
+        message_contains: Option<String>,
+    },
 }
 
 /// One expected fault of a diagnosis: compared by code and path exactly, and by fragments of
@@ -65,7 +97,19 @@ struct RawVector<'a> {
     request: Option<&'a RawValue>,
     #[serde(default)]
     request_json: Option<String>,
+    #[serde(default)]
+    change: Option<RawChange>,
+    #[serde(default)]
+    change_json: Option<String>,
     expect: RawExpect,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChange {
+    to_replicas: i64,
+    #[serde(default)]
+    kind: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -80,6 +124,12 @@ struct RawExpect {
     #[serde(default)]
     derivation: Option<Value>,
     diagnosis: Option<Vec<ExpectedFault>>,
+    #[serde(default)]
+    gate: Option<Value>,
+    #[serde(default)]
+    gate_error: Option<RawError>,
+    #[serde(default)]
+    scaler: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -125,6 +175,7 @@ impl Vector {
         }
         // `contract_digest` is checked by runners that can validate contracts; see `contract_digest`.
         let _ = raw.expect.contract_digest;
+        let gate = gate_case(raw.change, raw.change_json, raw.expect.gate, raw.expect.gate_error, raw.expect.scaler)?;
         Ok(Self {
             id: raw.id,
             description: raw.description,
@@ -132,7 +183,47 @@ impl Vector {
             expect,
             derivation,
             diagnosis: raw.expect.diagnosis,
+            gate,
         })
+    }
+
+    /// Checks what a gate entry point returned ([`crate::gate_json`], or a face's equivalent)
+    /// against `expect.gate` or `expect.gate_error`: the verdict JSON text, or an error's code
+    /// and message.
+    ///
+    /// # Errors
+    /// A message naming the first difference, or that the vector is not a gate vector.
+    pub fn check_gate(&self, outcome: Result<&str, (&str, &str)>) -> Result<(), String> {
+        let Some(case) = &self.gate else {
+            return Err(format!("{} is not a gate vector", self.id));
+        };
+        match (&case.expect, outcome) {
+            (GateExpectation::Verdict(expected), Ok(text)) => {
+                let actual: Value = serde_json::from_str(text).map_err(|e| format!("verdict is not JSON: {e}"))?;
+                verdict_difference(expected, &actual, "gate").map_or(Ok(()), Err)
+            }
+            (GateExpectation::Verdict(_), Err((code, message))) => {
+                Err(format!("expected a verdict, got error {code}: {message}"))
+            }
+            (GateExpectation::Error { code, .. }, Ok(text)) => {
+                Err(format!("expected error {code}, got a verdict: {}", truncate(text, 200)))
+            }
+            (GateExpectation::Error { code, message_contains }, Err(actual)) => {
+                check_error(code, message_contains.as_deref(), actual)
+            }
+        }
+    }
+
+    /// Checks an external-scaler reading ([`crate::scaler_reading_json`], or a face's
+    /// equivalent) against `expect.scaler`, compared as a verdict is. A vector without
+    /// `expect.scaler` passes.
+    ///
+    /// # Errors
+    /// A message naming the first difference.
+    pub fn check_scaler(&self, reading_json: &str) -> Result<(), String> {
+        let Some(expected) = self.gate.as_ref().and_then(|case| case.scaler.as_ref()) else { return Ok(()) };
+        let actual: Value = serde_json::from_str(reading_json).map_err(|e| format!("reading is not JSON: {e}"))?;
+        verdict_difference(expected, &actual, "scaler").map_or(Ok(()), Err)
     }
 
     /// Checks a diagnosis of the request (the JSON of `diagnose-request-json`:
@@ -231,6 +322,76 @@ impl Vector {
             }
         }
     }
+}
+
+fn gate_case(
+    change: Option<RawChange>,
+    change_json: Option<String>,
+    verdict: Option<Value>,
+    error: Option<RawError>,
+    scaler: Option<Value>,
+) -> Result<Option<GateCase>, String> {
+    let (change_text, change) = match (change, change_json) {
+        (None, None) => {
+            if verdict.is_some() || error.is_some() || scaler.is_some() {
+                return Err("`expect.gate`, `expect.gate_error` and `expect.scaler` need a `change`".to_owned());
+            }
+            return Ok(None);
+        }
+        (Some(change), None) => {
+            let kind = change.kind.unwrap_or_else(|| "scale".to_owned());
+            let text = serde_json::json!({"to_replicas": change.to_replicas, "kind": kind}).to_string();
+            (text, Some((change.to_replicas, kind)))
+        }
+        (None, Some(text)) => (text, None),
+        (Some(_), Some(_)) => return Err("a vector has at most one of `change` and `change_json`".to_owned()),
+    };
+    let expect = match (verdict, error) {
+        (Some(verdict), None) => GateExpectation::Verdict(verdict),
+        (None, Some(error)) => GateExpectation::Error { code: error.code, message_contains: error.message_contains },
+        _ => return Err("a gate vector needs exactly one of `expect.gate` and `expect.gate_error`".to_owned()),
+    };
+    Ok(Some(GateCase { change_text, change, expect, scaler }))
+}
+
+/// The first difference between an expected verdict (or reading) and the actual one: every field
+/// exactly, except `message_contains` (a fragment of `message`) and `error` (by code and
+/// `message_contains`).
+fn verdict_difference(expected: &Value, actual: &Value, path: &str) -> Option<String> {
+    let (Value::Object(want), Value::Object(got)) = (expected, actual) else {
+        return Some(format!("{path}: expected an object, got {actual}"));
+    };
+    for (key, want_value) in want {
+        let child = format!("{path}.{key}");
+        if key == "message_contains" {
+            let message = got.get("message").and_then(Value::as_str).unwrap_or_default();
+            let fragment = want_value.as_str().unwrap_or_default();
+            if !message.contains(fragment) {
+                return Some(format!("{path}.message: {message:?} does not contain {fragment:?}"));
+            }
+            continue;
+        }
+        let Some(got_value) = got.get(key) else {
+            return Some(format!("{child}: missing, expected {want_value}"));
+        };
+        if key == "error" && !want_value.is_null() {
+            let text =
+                |value: &Value, field: &str| value.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
+            let code = text(want_value, "code");
+            let fragment = want_value.get("message_contains").and_then(Value::as_str);
+            if let Err(difference) =
+                check_error(&code, fragment, (&text(got_value, "code"), &text(got_value, "message")))
+            {
+                return Some(format!("{child}: {difference}"));
+            }
+            continue;
+        }
+        if let Some(difference) = first_difference(want_value, got_value, &child) {
+            return Some(difference);
+        }
+    }
+    let known = |key: &str| want.contains_key(key) || (key == "message" && want.contains_key("message_contains"));
+    got.keys().find(|key| !known(key)).map(|key| format!("{path}.{key}: unexpected field"))
 }
 
 /// An error matches when its code does and its message contains the expected fragment.

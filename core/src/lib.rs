@@ -8,6 +8,7 @@ mod diagnose;
 mod error;
 mod evaluate;
 mod explain;
+pub mod gate;
 mod identity;
 mod json;
 mod model;
@@ -32,6 +33,10 @@ pub use derive::{
 pub use diagnose::{Diagnosis, Fault};
 pub use error::{ErrorCode, EvaluationError};
 pub use explain::{Explanation, ReasonText, explain};
+pub use gate::{
+    Bounds, ChangeKind, Evaluated, GateReason, GateVerdict, ProposedChange, ScalerReading, gate, gate_json,
+    scaler_reading, scaler_reading_json,
+};
 pub use model::{
     CapacityDemand, CapacityObservation, ContinuityContract, ContinuityObservation, ContractIdentity, Decision,
     EvaluationRequest, Evidence, PartitionLeaseContract, QuotaBinding, QuotaObservation, SafetyObservation,
@@ -82,6 +87,65 @@ pub fn derive(request: &EvaluationRequest) -> Result<Derivation, EvaluationError
 /// Exactly the errors of [`evaluate_json`], for the same text.
 pub fn derive_json(request: &str) -> Result<String, EvaluationError> {
     Ok(derive(&parse_request(request)?)?.to_json())
+}
+
+/// The derivation of a request given as JSON text, in plain words ([`Derivation::to_text`]): the
+/// text every face shows, so that no face words a derivation of its own.
+///
+/// # Errors
+/// Exactly the errors of [`evaluate_json`], for the same text.
+pub fn derivation_text(request: &str) -> Result<String, EvaluationError> {
+    Ok(derive(&parse_request(request)?)?.to_text())
+}
+
+/// Checks a request's contract (SPEC §4) and every observation (SPEC §5, §6 preconditions 1 and
+/// 4–6) exactly as [`evaluate`] does, without the bounds of `current_replicas` and without
+/// deciding: for a host that checks evidence as it arrives (a push, a collector).
+///
+/// # Errors
+/// Every error of [`evaluate`] except `replicas_out_of_bounds`.
+pub fn validate_observations(request: &EvaluationRequest) -> Result<(), EvaluationError> {
+    validate::evidence(request)
+}
+
+/// [`validate_observations`] of a request given as JSON text.
+///
+/// # Errors
+/// `invalid_json`, and every error of [`validate_observations`].
+pub fn validate_observations_json(request: &str) -> Result<(), EvaluationError> {
+    validate_observations(&parse_request(request)?)
+}
+
+/// The bounds this evaluator enforces (SPEC §3–§6), for hosts that check input before they
+/// build a request, so that no face writes a bound of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The most replicas a count may be (`current_replicas`, `max_replicas`, a step): 10 000.
+    pub max_replicas: u64,
+    /// The largest signal value, capacity or quota amount: 10^15.
+    pub max_amount: u64,
+    /// The longest cooldown, drain or lease in seconds: 86 400.
+    pub max_seconds: u64,
+    /// The most capacity (and, apart, quota) observations in one request: 64.
+    pub max_observations: u64,
+}
+
+/// The bounds of this evaluator (see [`Limits`]).
+pub const LIMITS: Limits = Limits {
+    max_replicas: validate::MAX_REPLICAS,
+    max_amount: validate::MAX_AMOUNT,
+    max_seconds: validate::MAX_SECONDS,
+    max_observations: validate::MAX_OBSERVATIONS as u64,
+};
+
+impl Limits {
+    /// The limits as compact JSON: `{"max_replicas":10000,"max_amount":…,"max_seconds":86400,"max_observations":64}`.
+    pub fn to_json(&self) -> String {
+        format!(
+            "{{\"max_replicas\":{},\"max_amount\":{},\"max_seconds\":{},\"max_observations\":{}}}",
+            self.max_replicas, self.max_amount, self.max_seconds, self.max_observations
+        )
+    }
 }
 
 /// Evaluates a request given as JSON text and returns the decision as compact JSON.

@@ -25,7 +25,7 @@ pub(crate) const MAX_QUOTAS: usize = 16;
 pub(crate) const MAX_OBSERVATIONS: usize = 64;
 pub(crate) const MAX_REPLICAS: u64 = 10_000;
 pub(crate) const MAX_SECONDS: u64 = 86_400;
-const MAX_AMOUNT: u64 = 1_000_000_000_000_000;
+pub(crate) const MAX_AMOUNT: u64 = 1_000_000_000_000_000;
 const MAX_TARGET: u64 = 1_000_000_000_000;
 const MAX_SESSIONS: u64 = 1_000_000_000_000;
 const MAX_PARTITIONS: u64 = 1_000_000;
@@ -1112,7 +1112,7 @@ pub(crate) fn request_with<'r>(
         Some(cache) => cache.identity(&request.contract, &contract_path)?,
         None => contract(&request.contract, &contract_path)?,
     };
-    let o = observations(&mut First, request)?;
+    let o = observations(&mut First, request, true)?;
     Ok(Checked {
         request,
         contract_id: identity.contract_id,
@@ -1129,12 +1129,20 @@ pub(crate) fn request_with<'r>(
 /// Every check of [`request`], reporting to a sink.
 pub(crate) fn request_in<S: Sink>(sink: &mut S, request: &EvaluationRequest) -> Result<(), S::Stop> {
     contract_in(sink, &request.contract, &Path::Text("contract"))?;
-    observations(sink, request)?;
+    observations(sink, request, true)?;
+    Ok(())
+}
+
+/// The checks of [`request`] but the bounds of `current_replicas`: the contract (§4) and every
+/// observation (§5, §6 preconditions 4–6), for a host that checks evidence before it has a count.
+pub(crate) fn evidence(request: &EvaluationRequest) -> Result<(), EvaluationError> {
+    contract(&request.contract, &Path::Text("contract"))?;
+    observations(&mut First, request, false)?;
     Ok(())
 }
 
 /// The checks of SPEC §6 after the contract's.
-fn observations<S: Sink>(sink: &mut S, r: &EvaluationRequest) -> Result<Observed, S::Stop> {
+fn observations<S: Sink>(sink: &mut S, r: &EvaluationRequest, replicas: bool) -> Result<Observed, S::Stop> {
     let signal = match &r.signal {
         Some(s) => Some(signal(sink, s, &Path::Text("signal"))?),
         None => None,
@@ -1163,7 +1171,9 @@ fn observations<S: Sink>(sink: &mut S, r: &EvaluationRequest) -> Result<Observed
 
     let replicas_path = Path::Text("current_replicas");
     let within = u64::try_from(r.current_replicas).is_ok_and(|n| n <= MAX_REPLICAS);
-    if !within {
+    if !replicas {
+        // The caller checks evidence alone: the count is not part of the question.
+    } else if !within {
         sink.unreadable(
             &replicas_path,
             || error(ErrorCode::ReplicasOutOfBounds, &replicas_path, "current_replicas is outside bounds"),

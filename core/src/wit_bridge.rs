@@ -139,6 +139,26 @@ macro_rules! wit_enum_bridges {
                 ReplicasOutOfBounds
             }
         );
+        $crate::__wit_enum_bridge!($wit, change_kind, change_kind_to_wit, ChangeKind { Scale, BreakGlass });
+        $crate::__wit_enum_bridge!(
+            $wit,
+            gate_reason,
+            gate_reason_to_wit,
+            GateReason {
+                NoChange,
+                WithinDecision,
+                RecoveryTowardMin,
+                RecoveryTowardMax,
+                BreakGlass,
+                DecisionBlocked,
+                DecisionHold,
+                WrongDirection,
+                PastDesired,
+                AwayFromBounds,
+                PastBound,
+                RequestInvalid
+            }
+        );
     };
 }
 

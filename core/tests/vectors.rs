@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use scale_units_core::conformance::Vector;
 use scale_units_core::{
-    ContractCache, Derivation, derive_json, diagnose_request_json, evaluate_json, validate_contract_json,
+    ChangeKind, ContractCache, Derivation, ProposedChange, derive_json, diagnose_request_json, evaluate_json, gate,
+    gate_json, parse_request, scaler_reading, scaler_reading_json, validate_contract_json,
 };
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -49,6 +50,7 @@ fn run(vector_text: &str) -> Result<String, String> {
         };
         vector.check_derivation(as_ref).map_err(|m| format!("{}: {m}", vector.id))?;
     }
+    check_gate(&vector).map_err(|m| format!("{}: {m}", vector.id))?;
     let diagnosis = diagnose_request_json(&vector.request_text).to_json();
     vector.check_diagnosis(&diagnosis).map_err(|m| format!("{}: {m}", vector.id))?;
     if let Some(expected) = Vector::contract_digest(vector_text) {
@@ -63,6 +65,30 @@ fn run(vector_text: &str) -> Result<String, String> {
         }
     }
     Ok(vector.id)
+}
+
+/// A gate vector (SPEC §12) through the JSON entry points, and through the typed ones when the
+/// request and the change can be given typed.
+fn check_gate(vector: &Vector) -> Result<(), String> {
+    let Some(case) = &vector.gate else { return Ok(()) };
+    let verdict = gate_json(&vector.request_text, &case.change_text);
+    let as_ref = match &verdict {
+        Ok(text) => Ok(text.as_str()),
+        Err(error) => Err((error.code().as_str(), error.message())),
+    };
+    vector.check_gate(as_ref).map_err(|m| format!("gate_json: {m}"))?;
+    vector.check_scaler(&scaler_reading_json(&vector.request_text)).map_err(|m| format!("scaler_reading_json: {m}"))?;
+    let (Ok(request), Some((to_replicas, kind))) = (parse_request(&vector.request_text), &case.change) else {
+        return Ok(());
+    };
+    let kind = ChangeKind::parse(kind).ok_or_else(|| format!("unknown change kind {kind}"))?;
+    let typed = gate(&request, &ProposedChange { to_replicas: *to_replicas, kind }).map(|verdict| verdict.to_json());
+    let as_ref = match &typed {
+        Ok(text) => Ok(text.as_str()),
+        Err(error) => Err((error.code().as_str(), error.message())),
+    };
+    vector.check_gate(as_ref).map_err(|m| format!("typed gate: {m}"))?;
+    vector.check_scaler(&scaler_reading(&request).to_json()).map_err(|m| format!("typed scaler_reading: {m}"))
 }
 
 #[test]

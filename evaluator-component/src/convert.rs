@@ -236,6 +236,19 @@ pub(crate) fn explanation(explanation: &core::Explanation) -> wit::Explanation {
     }
 }
 
+/// A core gate verdict as the WIT record.
+pub(crate) fn verdict(verdict: core::GateVerdict) -> wit::GateVerdict {
+    wit::GateVerdict {
+        allowed: verdict.allowed,
+        reason: gate_reason_to_wit(verdict.reason),
+        message: verdict.message,
+        from_replicas: verdict.from_replicas,
+        to_replicas: verdict.to_replicas,
+        decision: verdict.decision.map(decision_to_wit),
+        error: verdict.error.map(error),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

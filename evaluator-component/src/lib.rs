@@ -20,7 +20,7 @@ use bindings::exports::scale_units::evaluator::evaluator as wit;
 use scale_units_core as core;
 
 /// The WIT package version this adapter implements (`package scale-units:evaluator@…`).
-const WIT_VERSION: &str = "0.2.0";
+const WIT_VERSION: &str = "0.3.0";
 
 struct Evaluator;
 
@@ -108,6 +108,34 @@ impl wit::Guest for Evaluator {
 
     fn diagnose_contract_json(contract_json: String) -> wit::Diagnosis {
         convert::diagnosis(&core::diagnose_contract_json(&contract_json))
+    }
+
+    fn gate(
+        request: wit::EvaluationRequest,
+        change: wit::ProposedChange,
+    ) -> Result<wit::GateVerdict, wit::EvaluationError> {
+        let change = core::ProposedChange { to_replicas: change.to_replicas, kind: convert::change_kind(change.kind) };
+        core::gate(&convert::request(request), &change).map(convert::verdict).map_err(convert::error)
+    }
+
+    fn gate_json(request_json: String, change_json: String) -> Result<String, wit::EvaluationError> {
+        core::gate_json(&request_json, &change_json).map_err(convert::error)
+    }
+
+    fn scaler_reading_json(request_json: String) -> String {
+        core::scaler_reading_json(&request_json)
+    }
+
+    fn validate_observations_json(request_json: String) -> Result<(), wit::EvaluationError> {
+        core::validate_observations_json(&request_json).map_err(convert::error)
+    }
+
+    fn derivation_text(request_json: String) -> Result<String, wit::EvaluationError> {
+        core::derivation_text(&request_json).map_err(convert::error)
+    }
+
+    fn limits_json() -> String {
+        core::LIMITS.to_json()
     }
 
     fn info() -> wit::EvaluatorInfo {

@@ -231,3 +231,21 @@ pub(crate) fn info(info: wit::EvaluatorInfo) -> crate::EvaluatorInfo {
         wit_version: info.wit_version,
     }
 }
+
+/// A WIT gate verdict as the core's.
+pub(crate) fn verdict(verdict: wit::GateVerdict) -> core::GateVerdict {
+    core::GateVerdict {
+        allowed: verdict.allowed,
+        reason: gate_reason(verdict.reason),
+        message: verdict.message,
+        from_replicas: verdict.from_replicas,
+        to_replicas: verdict.to_replicas,
+        decision: verdict.decision.map(decision),
+        error: verdict.error.map(error),
+    }
+}
+
+/// A core proposed change as the WIT record.
+pub(crate) fn change(change: &core::ProposedChange) -> wit::ProposedChange {
+    wit::ProposedChange { to_replicas: change.to_replicas, kind: change_kind_to_wit(change.kind) }
+}

@@ -16,8 +16,11 @@ use crate::bindings::wit;
 
 /// The interface names this host speaks, newest first, with the `major.minor.` prefix the
 /// component's `info` must then report. wasmtime matches a later patch release of a name.
-pub(crate) const INTERFACES: [(&str, &str); 2] =
-    [("scale-units:evaluator/evaluator@0.2.0", "0.2."), ("scale-units:evaluator/evaluator@0.1.0", "0.1.")];
+pub(crate) const INTERFACES: [(&str, &str); 3] = [
+    ("scale-units:evaluator/evaluator@0.3.0", "0.3."),
+    ("scale-units:evaluator/evaluator@0.2.0", "0.2."),
+    ("scale-units:evaluator/evaluator@0.1.0", "0.1."),
+];
 
 /// A function's typed handle: one argument, one result.
 type Func<P, R> = TypedFunc<(P,), (R,)>;
@@ -25,6 +28,15 @@ type Outcome<T> = core::result::Result<T, wit::EvaluationError>;
 
 /// `diagnose-request-json` and `diagnose-contract-json`: text in, diagnosis out.
 pub(crate) type DiagnoseFunc = Func<String, wit::Diagnosis>;
+
+/// `scaler-reading-json`: text in, text out.
+pub(crate) type TextFunc = Func<String, String>;
+
+/// `gate`: a typed request and change in, the typed verdict out.
+pub(crate) type GateFunc = TypedFunc<(wit::EvaluationRequest, wit::ProposedChange), (Outcome<wit::GateVerdict>,)>;
+
+/// `gate-json`: two texts in, the verdict's text out.
+pub(crate) type GateJsonFunc = TypedFunc<(String, String), (Outcome<String>,)>;
 
 /// Where each export lives in one component: resolved once per component.
 #[derive(Clone, Debug)]
@@ -47,6 +59,12 @@ pub(crate) struct ExportIndices {
     derive_json: Option<ComponentExportIndex>,
     diagnose_request_json: Option<ComponentExportIndex>,
     diagnose_contract_json: Option<ComponentExportIndex>,
+    gate: Option<ComponentExportIndex>,
+    gate_json: Option<ComponentExportIndex>,
+    scaler_reading_json: Option<ComponentExportIndex>,
+    validate_observations_json: Option<ComponentExportIndex>,
+    derivation_text: Option<ComponentExportIndex>,
+    limits_json: Option<ComponentExportIndex>,
 }
 
 impl ExportIndices {
@@ -82,6 +100,12 @@ impl ExportIndices {
             derive_json: optional("derive-json"),
             diagnose_request_json: optional("diagnose-request-json"),
             diagnose_contract_json: optional("diagnose-contract-json"),
+            gate: optional("gate"),
+            gate_json: optional("gate-json"),
+            scaler_reading_json: optional("scaler-reading-json"),
+            validate_observations_json: optional("validate-observations-json"),
+            derivation_text: optional("derivation-text"),
+            limits_json: optional("limits-json"),
         })
     }
 
@@ -92,6 +116,12 @@ impl ExportIndices {
             "derive-json" => self.derive_json.is_some(),
             "diagnose-request-json" => self.diagnose_request_json.is_some(),
             "diagnose-contract-json" => self.diagnose_contract_json.is_some(),
+            "gate" => self.gate.is_some(),
+            "gate-json" => self.gate_json.is_some(),
+            "scaler-reading-json" => self.scaler_reading_json.is_some(),
+            "validate-observations-json" => self.validate_observations_json.is_some(),
+            "derivation-text" => self.derivation_text.is_some(),
+            "limits-json" => self.limits_json.is_some(),
             _ => true,
         }
     }
@@ -114,6 +144,12 @@ pub(crate) struct Funcs {
     pub(crate) derive_json: Option<Func<String, Outcome<wit::DerivationJson>>>,
     pub(crate) diagnose_request_json: Option<DiagnoseFunc>,
     pub(crate) diagnose_contract_json: Option<DiagnoseFunc>,
+    pub(crate) gate: Option<GateFunc>,
+    pub(crate) gate_json: Option<GateJsonFunc>,
+    pub(crate) scaler_reading_json: Option<TextFunc>,
+    pub(crate) validate_observations_json: Option<Func<String, Outcome<()>>>,
+    pub(crate) derivation_text: Option<Func<String, Outcome<String>>>,
+    pub(crate) limits_json: Option<TypedFunc<(), (String,)>>,
 }
 
 impl Funcs {
@@ -158,6 +194,12 @@ impl Funcs {
             derive_json: optional!(exports.derive_json, "derive-json"),
             diagnose_request_json: optional!(exports.diagnose_request_json, "diagnose-request-json"),
             diagnose_contract_json: optional!(exports.diagnose_contract_json, "diagnose-contract-json"),
+            gate: optional!(exports.gate, "gate"),
+            gate_json: optional!(exports.gate_json, "gate-json"),
+            scaler_reading_json: optional!(exports.scaler_reading_json, "scaler-reading-json"),
+            validate_observations_json: optional!(exports.validate_observations_json, "validate-observations-json"),
+            derivation_text: optional!(exports.derivation_text, "derivation-text"),
+            limits_json: optional!(exports.limits_json, "limits-json"),
         })
     }
 }

@@ -583,6 +583,120 @@ impl Policy {
         diagnosis.map(convert::diagnosis).ok_or_else(|| self.unsupported(function))
     }
 
+    /// Judges a proposed replica change against a typed request's decision, inside the component
+    /// (WIT `gate`, 0.3.0; SPEC §12.1): allowed or denied, why, and the numbers.
+    ///
+    /// # Errors
+    /// [`HostError::Unsupported`] for a component before WIT 0.3; an [`EvaluationError`] only for
+    /// a `to_replicas` outside 0..=10000 (a request that cannot be evaluated is a denial).
+    pub fn gate(
+        &self,
+        request: &EvaluationRequest,
+        change: &scale_units_core::ProposedChange,
+    ) -> Result<Result<scale_units_core::GateVerdict, EvaluationError>, HostError> {
+        self.require("gate")?;
+        let (request, change) = (convert::request(request), convert::change(change));
+        let outcome = self.call(|store, funcs| match &funcs.gate {
+            Some(func) => func.call(store, (request, change)).map(|(result,)| Some(result)),
+            None => Ok(None),
+        })?;
+        let outcome = outcome.ok_or_else(|| self.unsupported("gate"))?;
+        Ok(outcome.map(convert::verdict).map_err(convert::error))
+    }
+
+    /// [`Self::gate`] over JSON texts (WIT `gate-json`, 0.3.0): the request as
+    /// [`Self::evaluate_json`] reads it, the change as `{"to_replicas", "kind"?}`; the verdict as
+    /// the compact JSON the core writes.
+    ///
+    /// # Errors
+    /// [`HostError::Unsupported`] for a component before WIT 0.3; an [`EvaluationError`] for a
+    /// change that cannot be read; text over [`MAX_REQUEST_BYTES`] is
+    /// [`HostError::RequestTooLarge`].
+    pub fn gate_json(&self, request: &str, change: &str) -> Result<Result<String, EvaluationError>, HostError> {
+        self.require("gate-json")?;
+        within_limit(request)?;
+        within_limit(change)?;
+        let outcome = self.call(|store, funcs| match &funcs.gate_json {
+            Some(func) => func.call(store, (request.to_owned(), change.to_owned())).map(|(result,)| Some(result)),
+            None => Ok(None),
+        })?;
+        let outcome = outcome.ok_or_else(|| self.unsupported("gate-json"))?;
+        Ok(outcome.map_err(convert::error))
+    }
+
+    /// What an external scaler reports for a request given as JSON text (WIT
+    /// `scaler-reading-json`, 0.3.0; SPEC §12.2), as compact JSON.
+    ///
+    /// # Errors
+    /// [`HostError::Unsupported`] for a component before WIT 0.3; a [`HostError`] when the call
+    /// fails.
+    pub fn scaler_reading_json(&self, request: &str) -> Result<String, HostError> {
+        self.text_call("scaler-reading-json", request, |funcs| funcs.scaler_reading_json.as_ref())
+    }
+
+    /// Checks a request's contract and observations as [`Self::evaluate_json`] does, without the
+    /// bounds of `current_replicas` and without deciding (WIT `validate-observations-json`, 0.3.0).
+    ///
+    /// # Errors
+    /// [`HostError::Unsupported`] for a component before WIT 0.3; the inner error as
+    /// [`Self::evaluate_json`]'s, never `replicas_out_of_bounds`.
+    pub fn validate_observations_json(&self, request: &str) -> Result<Result<(), EvaluationError>, HostError> {
+        self.require("validate-observations-json")?;
+        within_limit(request)?;
+        let outcome = self.call(|store, funcs| match &funcs.validate_observations_json {
+            Some(func) => exports::call(func, store, request.to_owned()).map(Some),
+            None => Ok(None),
+        })?;
+        let outcome = outcome.ok_or_else(|| self.unsupported("validate-observations-json"))?;
+        Ok(outcome.map_err(convert::error))
+    }
+
+    /// The derivation of a request given as JSON text in the core's plain words, one step a
+    /// line (WIT `derivation-text`, 0.3.0).
+    ///
+    /// # Errors
+    /// [`HostError::Unsupported`] for a component before WIT 0.3; otherwise as
+    /// [`Self::derive_json`].
+    pub fn derivation_text(&self, request: &str) -> Result<Result<String, EvaluationError>, HostError> {
+        self.require("derivation-text")?;
+        within_limit(request)?;
+        let outcome = self.call(|store, funcs| match &funcs.derivation_text {
+            Some(func) => exports::call(func, store, request.to_owned()).map(Some),
+            None => Ok(None),
+        })?;
+        let outcome = outcome.ok_or_else(|| self.unsupported("derivation-text"))?;
+        Ok(outcome.map_err(convert::error))
+    }
+
+    /// The bounds the component enforces, as compact JSON (WIT `limits-json`, 0.3.0).
+    ///
+    /// # Errors
+    /// [`HostError::Unsupported`] for a component before WIT 0.3; a [`HostError`] when the call
+    /// fails.
+    pub fn limits_json(&self) -> Result<String, HostError> {
+        self.require("limits-json")?;
+        let outcome = self.call(|store, funcs| match &funcs.limits_json {
+            Some(func) => func.call(store, ()).map(|(result,)| Some(result)),
+            None => Ok(None),
+        })?;
+        outcome.ok_or_else(|| self.unsupported("limits-json"))
+    }
+
+    fn text_call(
+        &self,
+        function: &'static str,
+        text: &str,
+        pick: impl FnOnce(&Funcs) -> Option<&exports::TextFunc>,
+    ) -> Result<String, HostError> {
+        self.require(function)?;
+        within_limit(text)?;
+        let outcome = self.call(|store, funcs| match pick(funcs) {
+            Some(func) => exports::call(func, store, text.to_owned()).map(Some),
+            None => Ok(None),
+        })?;
+        outcome.ok_or_else(|| self.unsupported(function))
+    }
+
     fn unsupported(&self, function: &'static str) -> HostError {
         HostError::Unsupported { function, wit_version: self.info.wit_version.clone() }
     }

@@ -150,6 +150,22 @@ fn judge(policy: &Policy, vector: &Vector, contract_digest: Option<&str>) -> Res
             policy.diagnose_request_json(&vector.request_text).map_err(|error| Verdict::Host(error.to_string()))?;
         vector.check_diagnosis(&diagnosis.to_json()).map_err(Verdict::Wrong)?;
     }
+    // `expect.gate` and `expect.scaler` (SPEC §12), where the candidate has them (WIT 0.3.0).
+    if let Some(case) = &vector.gate
+        && policy.supports("gate-json")
+    {
+        let verdict = policy
+            .gate_json(&vector.request_text, &case.change_text)
+            .map_err(|error| Verdict::Host(error.to_string()))?;
+        let outcome = match &verdict {
+            Ok(json) => Ok(json.as_str()),
+            Err(error) => Err((error.code().as_str(), error.message())),
+        };
+        vector.check_gate(outcome).map_err(Verdict::Wrong)?;
+        let reading =
+            policy.scaler_reading_json(&vector.request_text).map_err(|error| Verdict::Host(error.to_string()))?;
+        vector.check_scaler(&reading).map_err(Verdict::Wrong)?;
+    }
     let Some(expected) = contract_digest else { return Ok(()) };
     let contract = vector
         .contract_text()

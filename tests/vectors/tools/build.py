@@ -24,7 +24,7 @@ sys.path.insert(0, TOOLS)
 import seal  # noqa: E402
 
 GROUPS = ("validation", "errors", "signal", "capacity", "quota", "continuity", "safety",
-          "cooldown", "zero", "bounds", "identity", "differences", "derivation", "diagnosis")
+          "cooldown", "zero", "bounds", "identity", "differences", "derivation", "diagnosis", "gate")
 
 NOW = "2026-08-19T12:00:00Z"
 EVAL = "2026-08-19T12:00:00+00:00"   # evaluated_at for NOW
@@ -2743,10 +2743,274 @@ def write_all():
     print("%-12s %d" % ("total", len(VECTORS)))
 
 
+# ================================================================ gate/
+# SPEC §12: what a decision permits. Each vector is an ordinary vector (its request's decision or
+# error, written by hand as above) plus a proposed change and the gate's verdict, and the
+# external scaler's reading, written by hand from §12. "{id}" in a message stands for the
+# decision's id, which seal.py fills in with the decision itself.
+
+def ch(frm, to):
+    return "%d -> %d replicas" % (frm, to)
+
+
+def verdict(allowed, reason, message, frm, to, decided=True, error=None):
+    return {"allowed": allowed, "reason": reason, "message": message, "from_replicas": frm,
+            "to_replicas": to, "decision": "D" if decided else None, "error": error}
+
+
+def reading(metric, active, decided=True, error=None):
+    return {"metric_value": metric, "active": active, "decision": "D" if decided else None, "error": error}
+
+
+def denial(why, reasons):
+    return "%s; reasons: %s; decision {id}" % (why, ", ".join(reasons))
+
+
+def gated(vid, description, req, dec, to, v, scaler, kind=None):
+    """A gate vector over a decided request."""
+    assert dec["current_replicas"] == req["current_replicas"], vid
+    change = {"to_replicas": to} if kind is None else {"to_replicas": to, "kind": kind}
+    _add(vid, description, {"request": req, "change": change},
+         {"decision": dec, "gate": v, "scaler": scaler})
+
+
+def gated_error(vid, description, req, err, to, v, kind=None, text=None):
+    """A gate vector over a request that cannot be decided (err: the evaluation error)."""
+    change = {"to_replicas": to} if kind is None else {"to_replicas": to, "kind": kind}
+    body = {"request": req} if text is None else {"request_json": text}
+    body["change"] = change
+    e = {k: err[k] for k in ("code", "message_contains") if k in err}
+    _add(vid, description, body, {"error": e, "gate": v, "scaler": reading(None, True, False, e)})
+
+
+def bad_change(vid, description, req, dec, change_text, code, message=None):
+    """A gate vector whose change cannot be read: the gate answers an error."""
+    err = {"code": code}
+    if message is not None:
+        err["message_contains"] = message
+    _add(vid, description, {"request": req, "change_json": change_text},
+         {"decision": dec, "gate_error": err})
+
+
+def group_gate():
+    # ---- scale_up 3 -> 5: ceil(500 / 100) = 5 within [1, 8], 3 + scale_up_step 2 = 5.
+    up = request("mcp", current=3, value=500)
+    up_dec = decision(3, 5, "scale_up", ["target_tracking"], MCP_OK)
+    up_read = reading(5, True)
+    up_why = lambda why: denial(why, ["target_tracking"])
+    gated("gate/up-no-change", "3 -> 3 under scale_up 3 -> 5 changes nothing: allowed.",
+          up, up_dec, 3, verdict(True, "no_change", ch(3, 3) + ": no change", 3, 3), up_read)
+    gated("gate/up-one-step", "3 -> 4 under scale_up 3 -> 5 goes the decision's way, short of 5: allowed.",
+          up, up_dec, 4, verdict(True, "within_decision", ch(3, 4) + " allowed: the decision is scale_up to 5 (decision {id})", 3, 4), up_read)
+    gated("gate/up-to-desired", "3 -> 5 under scale_up 3 -> 5 is exactly the decision: allowed.",
+          up, up_dec, 5, verdict(True, "within_decision", ch(3, 5) + " allowed: the decision is scale_up to 5 (decision {id})", 3, 5), up_read)
+    for to, name in ((6, "one-past"), (8, "to-max"), (10000, "to-10000")):
+        gated("gate/up-past-desired-" + name, "3 -> %d under scale_up 3 -> 5 passes desired_replicas: denied." % to,
+              up, up_dec, to, verdict(False, "past_desired", ch(3, to) + " denied: " + up_why("the decision is scale_up to at most 5"), 3, to), up_read)
+    for to, name in ((2, "down-one"), (0, "down-to-zero")):
+        gated("gate/up-wrong-direction-" + name, "3 -> %d under scale_up 3 -> 5 goes the other way: denied." % to,
+              up, up_dec, to, verdict(False, "wrong_direction", ch(3, to) + " denied: " + up_why("the decision is scale_up to 5, not down"), 3, to), up_read)
+    gated("gate/up-break-glass-past-desired", "A break-glass 3 -> 8 under scale_up 3 -> 5 is allowed and says what it overrides.",
+          up, up_dec, 8, verdict(True, "break_glass", ch(3, 8) + " allowed: break glass over a denial: " + up_why("the decision is scale_up to at most 5"), 3, 8), up_read, kind="break_glass")
+    gated("gate/up-break-glass-within", "A break-glass 3 -> 4 the decision allows anyway is an ordinary allowed change.",
+          up, up_dec, 4, verdict(True, "within_decision", ch(3, 4) + " allowed: the decision is scale_up to 5 (decision {id})", 3, 4), up_read, kind="break_glass")
+    gated("gate/up-kind-scale-explicit", "kind scale written out is the default.",
+          up, up_dec, 6, verdict(False, "past_desired", ch(3, 6) + " denied: " + up_why("the decision is scale_up to at most 5"), 3, 6), up_read, kind="scale")
+    # Changes that cannot be read: an error, never a verdict.
+    for name, text, code, message in (
+            ("to-10001", '{"to_replicas": 10001}', "invalid_field", "to_replicas must be within 0..=10000"),
+            ("to-negative", '{"to_replicas": -1}', "invalid_field", "to_replicas must be within 0..=10000"),
+            ("to-float", '{"to_replicas": 5.0}', "invalid_field", None),
+            ("to-string", '{"to_replicas": "5"}', "invalid_field", None),
+            ("to-missing", '{"kind": "scale"}', "invalid_field", None),
+            ("to-null", '{"to_replicas": null}', "invalid_field", None),
+            ("kind-unknown", '{"to_replicas": 5, "kind": "override"}', "invalid_field", None),
+            ("kind-null", '{"to_replicas": 5, "kind": null}', "invalid_field", None),
+            ("unknown-field", '{"to_replicas": 5, "from_replicas": 3}', "invalid_field", None),
+            ("duplicate-key", '{"to_replicas": 5, "to_replicas": 8}', "invalid_json", None),
+            ("not-json", 'to 5', "invalid_json", None),
+            ("not-an-object", '[5]', "invalid_field", None)):
+        bad_change("gate/change-" + name, "A change written %s cannot be read: %s, no verdict." % (text, code),
+                   up, up_dec, text, code, message)
+
+    # ---- scale_down 5 -> 4 with a drain: ceil(40 / 100) = 1 raised to the floor 2, step 1.
+    c = contract("mcp", policy__min_replicas=2)
+    down = request(c, current=5, value=40)
+    down_dec = decision(5, 4, "scale_down", ["target_tracking"], MCP_OK, drain=True)
+    down_read = reading(4, True)
+    down_why = lambda why: denial(why, ["target_tracking"])
+    gated("gate/down-to-desired-drains", "5 -> 4 under scale_down 5 -> 4 is allowed and asks for a drain first.",
+          down, down_dec, 4, verdict(True, "within_decision", ch(5, 4) + " allowed: the decision is scale_down to 4 (decision {id}); drain the removed replicas first", 5, 4), down_read)
+    gated("gate/down-past-desired", "5 -> 3 under scale_down 5 -> 4 passes desired_replicas: denied.",
+          down, down_dec, 3, verdict(False, "past_desired", ch(5, 3) + " denied: " + down_why("the decision is scale_down to at least 4"), 5, 3), down_read)
+    gated("gate/down-below-min-is-past-desired", "5 -> 1 under scale_down 5 -> 4 (floor 2) is denied as past desired_replicas.",
+          down, down_dec, 1, verdict(False, "past_desired", ch(5, 1) + " denied: " + down_why("the decision is scale_down to at least 4"), 5, 1), down_read)
+    gated("gate/down-wrong-direction", "5 -> 6 under scale_down 5 -> 4 goes the other way: denied.",
+          down, down_dec, 6, verdict(False, "wrong_direction", ch(5, 6) + " denied: " + down_why("the decision is scale_down to 4, not up"), 5, 6), down_read)
+    gated("gate/down-no-change", "5 -> 5 under scale_down 5 -> 4: no change, allowed.",
+          down, down_dec, 5, verdict(True, "no_change", ch(5, 5) + ": no change", 5, 5), down_read)
+    gated("gate/down-break-glass", "A break-glass 5 -> 2 under scale_down 5 -> 4 is allowed.",
+          down, down_dec, 2, verdict(True, "break_glass", ch(5, 2) + " allowed: break glass over a denial: " + down_why("the decision is scale_down to at least 4"), 5, 2), down_read, kind="break_glass")
+
+    # ---- hold at target: ceil(300 / 100) = 3 = current.
+    hold = request("mcp", current=3, value=300)
+    hold_dec = decision(3, 3, "hold", ["at_target"], MCP_OK)
+    hold_read = reading(3, True)
+    for to in (4, 2):
+        gated("gate/hold-denies-%d" % to, "3 -> %d under hold at 3 is denied." % to,
+              hold, hold_dec, to, verdict(False, "decision_hold", ch(3, to) + " denied: " + denial("the decision is hold at 3", ["at_target"]), 3, to), hold_read)
+    gated("gate/hold-no-change", "3 -> 3 under hold at 3 is allowed: nothing changes.",
+          hold, hold_dec, 3, verdict(True, "no_change", ch(3, 3) + ": no change", 3, 3), hold_read)
+    gated("gate/hold-break-glass", "A break-glass 3 -> 6 under hold is allowed.",
+          hold, hold_dec, 6, verdict(True, "break_glass", ch(3, 6) + " allowed: break glass over a denial: " + denial("the decision is hold at 3", ["at_target"]), 3, 6), hold_read, kind="break_glass")
+
+    # ---- cooldown: 20 s after the last action a scale-up with a 30 s cooldown holds.
+    cd = contract("mcp", policy__scale_up_cooldown_s=30, policy__scale_down_cooldown_s=300)
+    cool = request(cd, last_action_at="2026-08-19T11:59:40Z")
+    cool_dec = decision(1, 1, "hold", ["cooldown"], MCP_OK)
+    gated("gate/cooldown-denies-the-next-step", "Inside the cooldown the same step again is denied: hold [cooldown].",
+          cool, cool_dec, 3, verdict(False, "decision_hold", ch(1, 3) + " denied: " + denial("the decision is hold at 1", ["cooldown"]), 1, 3), reading(1, True))
+
+    # ---- blocked: missing signal; stale evidence; active sessions.
+    mcp_tail = MCP_CAPS + [Q_LLM, C_EXT, SAFE]
+    blk = request("mcp", current=3, signal=DEL)
+    blk_dec = decision(3, 3, "blocked", ["signal_missing"], [SIG_MISSING] + mcp_tail)
+    blk_read = reading(3, True)
+    for to in (5, 2, 0):
+        gated("gate/blocked-denies-%d" % to, "3 -> %d with no signal is denied: the decision is blocked." % to,
+              blk, blk_dec, to, verdict(False, "decision_blocked", ch(3, to) + " denied: " + denial("the decision is blocked", ["signal_missing"]), 3, to), blk_read)
+    gated("gate/blocked-no-change", "3 -> 3 with no signal: no change, allowed.",
+          blk, blk_dec, 3, verdict(True, "no_change", ch(3, 3) + ": no change", 3, 3), blk_read)
+    gated("gate/blocked-break-glass", "A break-glass 3 -> 5 while blocked is allowed and names the block.",
+          blk, blk_dec, 5, verdict(True, "break_glass", ch(3, 5) + " allowed: break glass over a denial: " + denial("the decision is blocked", ["signal_missing"]), 3, 5), blk_read, kind="break_glass")
+    sess = request("mcp", current=3, value=0, continuity=cont(active_streams=2))
+    sess_dec = decision(3, 3, "blocked", ["active_sessions_block_drain"], MCP_OK, drain=True)
+    gated("gate/active-sessions-deny-a-drain", "3 -> 2 while streams are active is denied: blocked [active_sessions_block_drain].",
+          sess, sess_dec, 2, verdict(False, "decision_blocked", ch(3, 2) + " denied: " + denial("the decision is blocked", ["active_sessions_block_drain"]), 3, 2), reading(3, True))
+    stale = request("api", continuity=cont(obs=OLD_OBS, exp=OLD_EXP))
+    stale_dec = decision(1, 1, "blocked", ["continuity_stale"], API_OK)
+    gated("gate/stale-evidence-denies", "1 -> 2 on stale continuity evidence is denied: stale is never fresh.",
+          stale, stale_dec, 2, verdict(False, "decision_blocked", ch(1, 2) + " denied: " + denial("the decision is blocked", ["continuity_stale"]), 1, 2), reading(1, True))
+
+    # ---- above max_replicas 8: the decision steps 10 -> 9; a recovery goes to 8 and no further.
+    above = request("mcp", current=10)
+    above_dec = decision(10, 9, "scale_down", ["target_tracking"], MCP_OK, drain=True)
+    above_read = reading(9, True)
+    above_why = lambda why: denial(why, ["target_tracking"])
+    gated("gate/above-max-decision-step", "10 -> 9 above max_replicas 8 is the decision itself: allowed.",
+          above, above_dec, 9, verdict(True, "within_decision", ch(10, 9) + " allowed: the decision is scale_down to 9 (decision {id}); drain the removed replicas first", 10, 9), above_read)
+    gated("gate/above-max-recovery-to-max", "10 -> 8 passes the decision's 9 but stops at max_replicas 8: allowed as a recovery.",
+          above, above_dec, 8, verdict(True, "recovery_toward_max", ch(10, 8) + " allowed: recovery: 10 is above max_replicas 8 and the change moves toward it (the decision alone denies it: " + above_why("the decision is scale_down to at least 9") + ")", 10, 8), above_read)
+    gated("gate/above-max-past-max", "10 -> 7 goes past max_replicas 8: denied, and the recovery's limit is named.",
+          above, above_dec, 7, verdict(False, "past_desired", ch(10, 7) + " denied: " + above_why("the decision is scale_down to at least 9") + "; 10 is above max_replicas 8: a recovery goes down to 8 and no further", 10, 7), above_read)
+    gated("gate/above-max-away", "10 -> 11 above max_replicas 8 moves away: denied.",
+          above, above_dec, 11, verdict(False, "wrong_direction", ch(10, 11) + " denied: " + above_why("the decision is scale_down to 9, not up") + "; 10 is above max_replicas 8 and the change moves away from it", 10, 11), above_read)
+    gated("gate/above-max-no-change", "10 -> 10 above max_replicas: no change, allowed.",
+          above, above_dec, 10, verdict(True, "no_change", ch(10, 10) + ": no change", 10, 10), above_read)
+    above_blk = request("mcp", current=10, signal=DEL)
+    above_blk_dec = decision(10, 10, "blocked", ["signal_missing"], [SIG_MISSING] + mcp_tail)
+    gated("gate/above-max-blocked-recovery", "Blocked at 10 above max_replicas 8, 10 -> 9 moves toward the bound: allowed as a recovery.",
+          above_blk, above_blk_dec, 9, verdict(True, "recovery_toward_max", ch(10, 9) + " allowed: recovery: 10 is above max_replicas 8 and the change moves toward it (the decision alone denies it: " + denial("the decision is blocked", ["signal_missing"]) + ")", 10, 9), reading(10, True))
+    gated("gate/above-max-blocked-away", "Blocked at 10 above max_replicas 8, 10 -> 12 is denied.",
+          above_blk, above_blk_dec, 12, verdict(False, "decision_blocked", ch(10, 12) + " denied: " + denial("the decision is blocked", ["signal_missing"]) + "; 10 is above max_replicas 8 and the change moves away from it", 10, 12), reading(10, True))
+    gated("gate/above-max-blocked-break-glass-past", "A break-glass 10 -> 4 while blocked above max is allowed.",
+          above_blk, above_blk_dec, 4, verdict(True, "break_glass", ch(10, 4) + " allowed: break glass over a denial: " + denial("the decision is blocked", ["signal_missing"]) + "; 10 is above max_replicas 8: a recovery goes down to 8 and no further", 10, 4), reading(10, True), kind="break_glass")
+
+    # ---- below min_replicas 3: no decision; a recovery goes up to 3 and no further.
+    floor = contract("mcp", policy__min_replicas=3)
+    below = request(floor, current=1)
+    err = {"code": "replicas_out_of_bounds", "message_contains": "current_replicas is below the contract floor"}
+    def floor_v(allowed, reason, message, to):
+        return verdict(allowed, reason, message, 1, to, decided=False, error=err)
+    gated_error("gate/below-min-toward", "1 -> 2 below min_replicas 3 moves toward it: allowed as a recovery.",
+                below, err, 2, floor_v(True, "recovery_toward_min", ch(1, 2) + " allowed: recovery: 1 is below min_replicas 3 and the change moves toward it (from 3 on, the decision decides)", 2))
+    gated_error("gate/below-min-to-min", "1 -> 3 reaches min_replicas 3: allowed as a recovery.",
+                below, err, 3, floor_v(True, "recovery_toward_min", ch(1, 3) + " allowed: recovery: 1 is below min_replicas 3 and the change moves toward it (from 3 on, the decision decides)", 3))
+    gated_error("gate/below-min-past-min", "1 -> 4 passes min_replicas 3: denied, a recovery goes up to 3 and no further.",
+                below, err, 4, floor_v(False, "past_bound", ch(1, 4) + " denied: 1 is below min_replicas 3: a recovery goes up to 3 and no further", 4))
+    gated_error("gate/below-min-away", "1 -> 0 below min_replicas 3 moves away: denied.",
+                below, err, 0, floor_v(False, "away_from_bounds", ch(1, 0) + " denied: 1 is below min_replicas 3 and the change moves away from it", 0))
+    gated_error("gate/below-min-no-change", "1 -> 1 below min_replicas: no change, allowed.",
+                below, err, 1, floor_v(True, "no_change", ch(1, 1) + ": no change", 1))
+    gated_error("gate/below-min-break-glass", "A break-glass 1 -> 6 below the floor is allowed and names the bound.",
+                below, err, 6, floor_v(True, "break_glass", ch(1, 6) + " allowed: break glass over a denial: 1 is below min_replicas 3: a recovery goes up to 3 and no further", 6), kind="break_glass")
+    zero_floor = request(contract("mcp", policy__min_replicas=2), current=0)
+    gated_error("gate/below-min-from-zero", "0 -> 2 from zero below min_replicas 2: allowed as a recovery, needing no evidence.",
+                zero_floor, err, 2, verdict(True, "recovery_toward_min", ch(0, 2) + " allowed: recovery: 0 is below min_replicas 2 and the change moves toward it (from 2 on, the decision decides)", 0, 2, decided=False, error=err))
+
+    # ---- requests that cannot be evaluated: denied, never a permission; break glass still decides.
+    # The error's message is the SPEC's where it names one (compared as message_contains).
+    def invalid(vid, description, req, code, message, to, kind=None, text=None):
+        why = "the request cannot be evaluated: %s" % code + (": " + message if message else "")
+        e = {"code": code}
+        if message:
+            e["message_contains"] = message
+        if kind == "break_glass":
+            v = verdict(True, "break_glass", None, None, to, False, e)
+            v["message_contains"] = "a change to %d replicas allowed: break glass over a denial: %s" % (to, why)
+        else:
+            v = verdict(False, "request_invalid", None, None, to, False, e)
+            v["message_contains"] = "a change to %d replicas denied: %s" % (to, why)
+        del v["message"]
+        err = dict(e, message=message) if message else dict(e)
+        gated_error(vid, description, req, err, to, v, kind=kind, text=text)
+    invalid("gate/invalid-replicas-over-10000", "current_replicas 10001 cannot be evaluated: any change is denied.",
+            request("mcp", current=10001), "replicas_out_of_bounds", "current_replicas is outside bounds", 8)
+    invalid("gate/invalid-replicas-negative", "current_replicas -1 cannot be evaluated: any change is denied.",
+            request("mcp", current=-1), "replicas_out_of_bounds", "current_replicas is outside bounds", 1)
+    inverted = request(contract("mcp", policy__min_replicas=9), current=9)
+    invalid("gate/invalid-policy-denies", "A contract whose min_replicas passes max_replicas cannot be evaluated: denied.",
+            inverted, "invalid_policy", "min_replicas cannot exceed max_replicas", 9)
+    invalid("gate/invalid-policy-break-glass", "A break-glass change over a request that cannot be evaluated is allowed, and says why.",
+            inverted, "invalid_policy", "min_replicas cannot exceed max_replicas", 4, kind="break_glass")
+    dup = request("mcp", current=3)
+    dup["capacities"] = dup["capacities"] + [dup["capacities"][0]]
+    invalid("gate/invalid-duplicate-observation", "Two observations of one axis cannot be evaluated: denied.",
+            dup, "duplicate_observation", "duplicate capacity axis observation", 4)
+    text = json.dumps(request("mcp", current=3)).replace('"current_replicas": 3', '"current_replicas": 3, "current_replicas": 3')
+    invalid("gate/invalid-json-duplicate-key", "A request with a duplicate key cannot be read: denied, with no count to move from.",
+            None, "invalid_json", None, 5, text=text)
+
+    # ---- zero: the scaler's activity follows the decision, never missing knowledge.
+    z = contract("api", policy__min_replicas=0, policy__allow_scale_to_zero=True)
+    to_zero = request(z, current=1, value=0)
+    to_zero_dec = decision(1, 0, "scale_down", ["target_tracking"], API_OK)
+    gated("gate/zero-scale-down-to-zero", "1 -> 0 under scale_down to 0 is allowed, and the scaler goes inactive.",
+          to_zero, to_zero_dec, 0, verdict(True, "within_decision", ch(1, 0) + " allowed: the decision is scale_down to 0 (decision {id})", 1, 0), reading(0, False))
+    idle = request(z, current=0, value=0)
+    idle_dec = decision(0, 0, "hold", ["at_target"], API_OK)
+    gated("gate/zero-idle-holds-inactive", "Idle at 0, 0 -> 1 is denied (hold) and the scaler stays inactive.",
+          idle, idle_dec, 1, verdict(False, "decision_hold", ch(0, 1) + " denied: " + denial("the decision is hold at 0", ["at_target"]), 0, 1), reading(0, False))
+    wake = request(z, current=0, value=50)
+    wake_dec = decision(0, 1, "scale_up", ["target_tracking"], API_OK)
+    gated("gate/zero-wakes-up-active", "From 0 with demand, 0 -> 1 is allowed and the scaler is active.",
+          wake, wake_dec, 1, verdict(True, "within_decision", ch(0, 1) + " allowed: the decision is scale_up to 1 (decision {id})", 0, 1), reading(1, True))
+    z_nofrom = contract("api", policy__min_replicas=0, policy__allow_scale_to_zero=True, policy__allow_scale_from_zero=False)
+    cold = request(z_nofrom, current=0, value=100)
+    cold_dec = decision(0, 0, "blocked", ["scale_from_zero_disabled"], API_OK)
+    gated("gate/zero-blocked-at-zero-inactive", "Blocked at 0 (scale-from-zero disabled): 0 -> 1 denied, the scaler stays inactive.",
+          cold, cold_dec, 1, verdict(False, "decision_blocked", ch(0, 1) + " denied: " + denial("the decision is blocked", ["scale_from_zero_disabled"]), 0, 1), reading(0, False))
+    blk_zero = request(z, current=0, signal=DEL)
+    blk_zero_dec = decision(0, 0, "blocked", ["signal_missing"], [SIG_MISSING] + API_CAPS + [SAFE])
+    gated("gate/zero-missing-signal-at-zero", "At 0 with no signal: blocked, 0 -> 1 denied, the scaler stays inactive (no wake on missing evidence).",
+          blk_zero, blk_zero_dec, 1, verdict(False, "decision_blocked", ch(0, 1) + " denied: " + denial("the decision is blocked", ["signal_missing"]), 0, 1), reading(0, False))
+    blk_one = request(z, current=1, signal=DEL)
+    blk_one_dec = decision(1, 1, "blocked", ["signal_missing"], [SIG_MISSING] + API_CAPS + [SAFE])
+    gated("gate/zero-missing-signal-never-to-zero", "At 1 with no signal: 1 -> 0 denied and the scaler stays active (never to zero on missing knowledge).",
+          blk_one, blk_one_dec, 0, verdict(False, "decision_blocked", ch(1, 0) + " denied: " + denial("the decision is blocked", ["signal_missing"]), 1, 0), reading(1, True))
+
+    # ---- bounds of the count itself.
+    api_max = contract("api", policy__max_replicas=10000, policy__scale_up_step=10000, policy__target=1)
+    big = request(api_max, current=1, value=10000, capacities=big_caps(api_max))
+    big_dec = decision(1, 10000, "scale_up", ["target_tracking"], API_OK)
+    gated("gate/up-to-10000", "1 -> 10000 under scale_up to 10000 is allowed: the largest count.",
+          big, big_dec, 10000, verdict(True, "within_decision", ch(1, 10000) + " allowed: the decision is scale_up to 10000 (decision {id})", 1, 10000), reading(10000, True))
+
+
 def main():
     for build in (group_validation, group_errors, group_signal, group_capacity, group_quota,
                   group_continuity, group_safety, group_cooldown, group_zero, group_bounds,
-                  group_identity, group_differences, group_derivation, group_diagnosis):
+                  group_identity, group_differences, group_derivation, group_diagnosis, group_gate):
         build()
     write_all()
 

@@ -175,6 +175,14 @@ def seal(vector):
     if "derivation" in expect:
         for key in DERIVATION_IDS:
             expect["derivation"][key] = decision[key]
+    for key in ("gate", "scaler"):
+        # A gate vector's verdict and reading name the decision they judge ("D" when written);
+        # "{id}" in a message stands for its decision_id.
+        if key in expect and expect[key].get("decision") is not None:
+            expect[key]["decision"] = copy.deepcopy(decision)
+            for field in ("message", "message_contains"):
+                if field in expect[key]:
+                    expect[key][field] = expect[key][field].replace("{id}", decision["decision_id"])
     return vector
 
 
