@@ -32,7 +32,7 @@ func TestCoreExportNamesAndTypes(t *testing.T) {
 	for name, f := range compiled.ExportedFunctions() {
 		got[name] = valueTypes(f.ParamTypes()) + "->" + valueTypes(f.ResultTypes())
 	}
-	const iface = "scale-units:evaluator/evaluator@0.2.0#"
+	const iface = "scale-units:evaluator/evaluator@0.3.0#"
 	want := map[string]string{
 		"cabi_realloc":                               "i32,i32,i32,i32->i32",
 		iface + "evaluate-json":                      "i32,i32->i32",
@@ -60,7 +60,7 @@ func TestCoreExportNamesAndTypes(t *testing.T) {
 	}
 	sort.Strings(names)
 	t.Logf("core exports: %s", strings.Join(names, ", "))
-	if parsed.exports[len(parsed.exports)-1] != "scale-units:evaluator/evaluator@0.2.0" {
+	if parsed.exports[len(parsed.exports)-1] != "scale-units:evaluator/evaluator@0.3.0" {
 		t.Errorf("component exports %q", parsed.exports)
 	}
 }

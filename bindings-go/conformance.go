@@ -32,7 +32,14 @@ type Vector struct {
 	Request []byte
 	// Object reports whether the vector carries `request` (a JSON object), not `request_json`.
 	Object bool
-	Expect struct {
+	// Change is the text of a gate vector's proposed change (`change` as written, or
+	// `change_json`); nil for other vectors. ChangeObject reports the former.
+	Change       []byte
+	ChangeObject bool
+	Expect       struct {
+		Gate           json.RawMessage `json:"gate"`
+		GateError      *ExpectedError  `json:"gate_error"`
+		Scaler         json.RawMessage `json:"scaler"`
 		Decision       json.RawMessage `json:"decision"`
 		Error          *ExpectedError  `json:"error"`
 		ContractDigest string          `json:"contract_digest"`
@@ -107,6 +114,8 @@ func ParseVector(file string, text []byte) Vector {
 		ID          string          `json:"id"`
 		Request     json.RawMessage `json:"request"`
 		RequestJSON *string         `json:"request_json"`
+		Change      json.RawMessage `json:"change"`
+		ChangeJSON  *string         `json:"change_json"`
 		Expect      json.RawMessage `json:"expect"`
 	}
 	if err := json.Unmarshal(text, &raw); err != nil {
@@ -130,6 +139,15 @@ func ParseVector(file string, text []byte) Vector {
 	default:
 		v.readErr = errors.New("a vector has exactly one of request and request_json")
 		return v
+	}
+	switch {
+	case raw.Change != nil && raw.ChangeJSON != nil:
+		v.readErr = errors.New("a vector has at most one of change and change_json")
+		return v
+	case raw.Change != nil:
+		v.Change, v.ChangeObject = raw.Change, true
+	case raw.ChangeJSON != nil:
+		v.Change = []byte(*raw.ChangeJSON)
 	}
 	if err := json.Unmarshal(raw.Expect, &v.Expect); err != nil {
 		v.readErr = fmt.Errorf("expect: %w", err)
@@ -165,6 +183,20 @@ func (v *Vector) Check(ctx context.Context, ev *Evaluator) []string {
 		d, err := ev.DiagnoseRequestJSON(ctx, v.Request)
 		add("DiagnoseRequestJSON", compareDiagnosis(v.Expect.Diagnosis, d, err))
 	}
+	if v.Change != nil && ev.Supports("gate-json") {
+		add("GateJSON", v.checkGate(ctx, ev))
+	}
+	if v.Expect.Scaler != nil && ev.Supports("scaler-reading-json") {
+		got, err := ev.ScalerReadingJSON(ctx, v.Request)
+		if err != nil {
+			add("ScalerReadingJSON", []string{err.Error()})
+		} else {
+			add("ScalerReadingJSON", verdictDifference(v.Expect.Scaler, []byte(got), "scaler"))
+			if typed, ok := v.TypedRequest(); ok {
+				add("ScalerReading", typedAgrees(got, func() (any, error) { return ev.ScalerReading(ctx, typed) }, &ScalerReading{}))
+			}
+		}
+	}
 	if v.Expect.ContractDigest != "" {
 		id, err := ev.ValidateContractJSON(ctx, v.contract)
 		switch {
@@ -175,6 +207,112 @@ func (v *Vector) Check(ctx context.Context, ev *Evaluator) []string {
 		}
 	}
 	return problems
+}
+
+// checkGate runs the change through gate-json and compares the verdict (or the error for a
+// change that cannot be read); the typed Gate must agree with it where both the request and the
+// change are typed.
+func (v *Vector) checkGate(ctx context.Context, ev *Evaluator) []string {
+	got, err := ev.GateJSON(ctx, v.Request, v.Change)
+	var evalErr *Error
+	if err != nil && !errors.As(err, &evalErr) {
+		return []string{"host error: " + err.Error()}
+	}
+	switch {
+	case v.Expect.GateError != nil && evalErr == nil:
+		return []string{fmt.Sprintf("expected error %s, got a verdict %s", v.Expect.GateError.Code, truncate(got))}
+	case v.Expect.GateError != nil:
+		if evalErr.Code != v.Expect.GateError.Code || !strings.Contains(evalErr.Message, v.Expect.GateError.MessageContains) {
+			return []string{fmt.Sprintf("got %v, expected %s %q", evalErr, v.Expect.GateError.Code, v.Expect.GateError.MessageContains)}
+		}
+		return nil
+	case evalErr != nil:
+		return []string{fmt.Sprintf("expected a verdict, got %v", evalErr)}
+	case v.Expect.Gate == nil:
+		return []string{"a gate vector without expect.gate or expect.gate_error"}
+	}
+	ps := verdictDifference(v.Expect.Gate, []byte(got), "gate")
+	typed, ok := v.TypedRequest()
+	var change Change
+	if ok && v.ChangeObject && json.Unmarshal(v.Change, &change) == nil {
+		again, _ := json.Marshal(change)
+		if sameJSON(v.Change, again, false) {
+			ps = append(ps, typedAgrees(got, func() (any, error) { return ev.Gate(ctx, typed, change) }, &Verdict{})...)
+		}
+	}
+	return ps
+}
+
+// typedAgrees checks that the typed call returns what the JSON call's text reads into, and that
+// the typed value encodes back to that text's value.
+func typedAgrees(text string, call func() (any, error), want any) []string {
+	got, err := call()
+	if err != nil {
+		return []string{"typed: " + err.Error()}
+	}
+	if err := json.Unmarshal([]byte(text), want); err != nil {
+		return []string{"typed: the JSON does not read into the Go type: " + err.Error()}
+	}
+	if !reflect.DeepEqual(got, want) {
+		return []string{fmt.Sprintf("typed: %+v, the JSON call read %+v", got, want)}
+	}
+	again, _ := json.Marshal(got)
+	if !SameJSON([]byte(text), again) {
+		return []string{"typed: encoded again it differs: " + truncate(string(again))}
+	}
+	return nil
+}
+
+// verdictDifference compares a verdict or a scaler reading with its expectation as
+// scale_units_core::conformance does: every expected member, `message_contains` as a fragment of
+// `message`, a non-null `error` by code and message fragment, and no unexpected member.
+func verdictDifference(want, got []byte, path string) []string {
+	var w, g map[string]any
+	if err := decodeExact(want, &w); err != nil {
+		return []string{path + ": expected value unreadable: " + err.Error()}
+	}
+	if err := decodeExact(got, &g); err != nil {
+		return []string{path + ": not a JSON object: " + err.Error()}
+	}
+	var ps []string
+	for key, wv := range w {
+		if key == "message_contains" {
+			message, _ := g["message"].(string)
+			if fragment, _ := wv.(string); !strings.Contains(message, fragment) {
+				ps = append(ps, fmt.Sprintf("%s.message: %q does not contain %q", path, message, fragment))
+			}
+			continue
+		}
+		gv, ok := g[key]
+		if !ok {
+			ps = append(ps, fmt.Sprintf("%s.%s: missing", path, key))
+			continue
+		}
+		if key == "error" && wv != nil {
+			we, _ := wv.(map[string]any)
+			ge, _ := gv.(map[string]any)
+			code, _ := we["code"].(string)
+			fragment, _ := we["message_contains"].(string)
+			gotCode, _ := ge["code"].(string)
+			message, _ := ge["message"].(string)
+			if code != gotCode || !strings.Contains(message, fragment) {
+				ps = append(ps, fmt.Sprintf("%s.error: %s %q, expected %s containing %q", path, gotCode, message, code, fragment))
+			}
+			continue
+		}
+		if !reflect.DeepEqual(wv, gv) {
+			gb, _ := json.Marshal(gv)
+			wb, _ := json.Marshal(wv)
+			ps = append(ps, fmt.Sprintf("%s.%s: got %s, expected %s", path, key, truncate(string(gb)), truncate(string(wb))))
+		}
+	}
+	for key := range g {
+		if _, ok := w[key]; !ok && !(key == "message" && w["message_contains"] != nil) {
+			ps = append(ps, fmt.Sprintf("%s.%s: unexpected field", path, key))
+		}
+	}
+	sort.Strings(ps)
+	return ps
 }
 
 // TypedRequest decodes the vector's request into a Request when that loses nothing: encoding

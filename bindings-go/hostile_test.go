@@ -260,8 +260,13 @@ func TestNextMinorByPrefix(t *testing.T) {
 	if _, err := ev.DeriveJSON(ctx, []byte(`{}`)); !errors.As(err, &unsupported) || unsupported.WITVersion != "0.3.0" {
 		t.Fatalf("DeriveJSON on a component without it: %v", err)
 	}
-	// And the real 0.2.0 component has no gate: an UnsupportedError before entering.
-	if _, err := testEvaluator(t).GateJSON(ctx, []byte(`{}`), []byte(`{}`)); !errors.As(err, &unsupported) || unsupported.Function != "gate-json" {
-		t.Fatalf("GateJSON on 0.2.0: %v", err)
+	// And the WIT 0.1.0 fixture has no gate: an UnsupportedError before entering.
+	old, err := New(ctx, fixture010(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close(ctx)
+	if _, err := old.GateJSON(ctx, []byte(`{}`), []byte(`{}`)); !errors.As(err, &unsupported) || unsupported.Function != "gate-json" {
+		t.Fatalf("GateJSON on 0.1.0: %v", err)
 	}
 }

@@ -172,23 +172,23 @@ type Evidence struct {
 // Derivation is the arithmetic behind one decision (DECISIONS.md, "Derivations"). Every key is
 // always present; nil pointers are JSON null.
 type Derivation struct {
-	DecisionID      string      `json:"decision_id"`
-	DecisionDigest  string      `json:"decision_digest"`
-	ContractID      string      `json:"contract_id"`
-	EvaluatedAt     time.Time   `json:"evaluated_at"`
-	CurrentReplicas uint64      `json:"current_replicas"`
-	Evidence        []Verdict   `json:"evidence"`
-	Checks          []Step      `json:"checks"`
-	Target          *TargetStep `json:"target"`
-	Gates           []Step      `json:"gates"`
-	Action          Action      `json:"action"`
-	DesiredReplicas uint64      `json:"desired_replicas"`
-	Reasons         []Reason    `json:"reasons"`
-	DrainRequired   bool        `json:"drain_required"`
+	DecisionID      string            `json:"decision_id"`
+	DecisionDigest  string            `json:"decision_digest"`
+	ContractID      string            `json:"contract_id"`
+	EvaluatedAt     time.Time         `json:"evaluated_at"`
+	CurrentReplicas uint64            `json:"current_replicas"`
+	Evidence        []EvidenceVerdict `json:"evidence"`
+	Checks          []Step            `json:"checks"`
+	Target          *TargetStep       `json:"target"`
+	Gates           []Step            `json:"gates"`
+	Action          Action            `json:"action"`
+	DesiredReplicas uint64            `json:"desired_replicas"`
+	Reasons         []Reason          `json:"reasons"`
+	DrainRequired   bool              `json:"drain_required"`
 }
 
-// Verdict is the derivation of one evidence entry, with the observation's window.
-type Verdict struct {
+// EvidenceVerdict is the derivation of one evidence entry, with the observation's window.
+type EvidenceVerdict struct {
 	Kind       EvidenceKind   `json:"kind"`
 	Ref        string         `json:"ref"`
 	Status     EvidenceStatus `json:"status"`

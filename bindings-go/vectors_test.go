@@ -2,6 +2,7 @@ package scaleunits
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -36,7 +37,7 @@ func TestVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total, typed, typedDecisions, decisions, derivations, diagnoses := 0, 0, 0, 0, 0, 0
+	total, typed, typedDecisions, decisions, derivations, diagnoses, gates, typedGates := 0, 0, 0, 0, 0, 0, 0, 0
 	for _, group := range groups {
 		if !group.IsDir() || group.Name() == "known-failures" || group.Name() == "tools" {
 			continue
@@ -67,19 +68,29 @@ func TestVectors(t *testing.T) {
 				if v.Expect.Diagnosis != nil {
 					diagnoses++
 				}
+				if v.Change != nil {
+					gates++
+					var c Change
+					if _, ok := v.TypedRequest(); ok && v.ChangeObject && json.Unmarshal(v.Change, &c) == nil {
+						typedGates++
+					}
+				}
 				for _, p := range v.Check(ctx, ev) {
 					t.Errorf("%s: %s", v.ID, p)
 				}
 			}
 		})
 	}
-	t.Logf("%d vectors: %d decisions, %d through the typed Request (%d of them decisions), %d derivations, %d diagnoses", total, decisions, typed, typedDecisions, derivations, diagnoses)
+	t.Logf("%d vectors: %d decisions, %d through the typed Request (%d of them decisions), %d derivations, %d diagnoses, %d gate changes (%d also through the typed Gate)", total, decisions, typed, typedDecisions, derivations, diagnoses, gates, typedGates)
 	// Every vector that expects a decision goes through the typed path too: the Go types lose
 	// nothing a valid request says.
 	if typedDecisions != decisions {
 		t.Errorf("%d of %d decision vectors round-trip through Request", typedDecisions, decisions)
 	}
-	if derivations == 0 || diagnoses == 0 {
-		t.Errorf("derivations %d, diagnoses %d: the extensions were not exercised", derivations, diagnoses)
+	if derivations == 0 || diagnoses == 0 || gates == 0 {
+		t.Errorf("derivations %d, diagnoses %d, gates %d: the extensions were not exercised", derivations, diagnoses, gates)
+	}
+	if !ev.Supports("gate-json") || !ev.Supports("scaler-reading-json") {
+		t.Error("the bundled component has no gate: the gate vectors were not run")
 	}
 }

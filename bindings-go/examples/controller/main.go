@@ -1,7 +1,7 @@
 // Command controller is an example Kubernetes controller (controller-runtime) that embeds the
 // evaluator through scale-units.dev/go: for each Deployment that carries a contract, it reads
 // the observations from a ConfigMap, asks the component for a decision, checks the decision
-// against what it read (the gate) and only then patches the Deployment's replicas.
+// with the gate (SPEC §12: is this change permitted?) and only then patches the Deployment's replicas.
 //
 // A Deployment opts in with two annotations:
 //

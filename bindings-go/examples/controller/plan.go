@@ -17,8 +17,8 @@ type PlanResult struct {
 }
 
 // Plan builds the request from the contract, the observations and the Deployment's replicas,
-// asks the evaluator, and runs the gate on the decision: only a scale_up or scale_down that
-// was made for the replicas just read, within the contract's bounds, becomes a patch.
+// asks the evaluator, and asks the gate (WIT 0.3.0, SPEC §12) whether the change to the desired
+// replicas is permitted: only a scale_up or scale_down the gate allows becomes a patch.
 func Plan(ctx context.Context, ev *scaleunits.Evaluator, contract, observations []byte, current int32, lastAction string, now time.Time) (*PlanResult, error) {
 	request := scaleunits.Request{CurrentReplicas: int64(current), Now: now.UTC()}
 	if err := json.Unmarshal(contract, &request.Contract); err != nil {
@@ -43,38 +43,17 @@ func Plan(ctx context.Context, ev *scaleunits.Evaluator, contract, observations 
 	if err != nil {
 		return nil, err
 	}
-	replicas, why := gate(&request, decision)
-	return &PlanResult{Decision: decision, Replicas: replicas, Why: why}, nil
-}
-
-// gate holds a decision to what the controller read before it may change the Deployment.
-func gate(request *scaleunits.Request, d *scaleunits.Decision) (*int32, string) {
-	switch d.Action {
-	case scaleunits.ActionScaleUp, scaleunits.ActionScaleDown:
-	default:
-		return nil, fmt.Sprintf("the decision is %s", d.Action)
+	if decision.Action != scaleunits.ActionScaleUp && decision.Action != scaleunits.ActionScaleDown {
+		return &PlanResult{Decision: decision, Why: fmt.Sprintf("the decision is %s", decision.Action)}, nil
 	}
-	if int64(d.CurrentReplicas) != request.CurrentReplicas {
-		return nil, fmt.Sprintf("the decision was made for %d replicas, the Deployment has %d", d.CurrentReplicas, request.CurrentReplicas)
+	// The gate (SPEC §12): is the change to the desired replicas permitted for what was read?
+	verdict, err := ev.Gate(call, &request, scaleunits.Change{ToReplicas: int64(decision.DesiredReplicas)})
+	if err != nil {
+		return nil, err
 	}
-	p := request.Contract.Policy
-	lo, hi := valueOr(p.MinReplicas, 1), valueOr(p.MaxReplicas, 1)
-	if d.DesiredReplicas < lo && !(d.DesiredReplicas == 0 && p.AllowScaleToZero != nil && *p.AllowScaleToZero) {
-		return nil, fmt.Sprintf("desired %d is below min_replicas %d", d.DesiredReplicas, lo)
+	if !verdict.Allowed || verdict.Decision == nil || verdict.Decision.DecisionID != decision.DecisionID {
+		return &PlanResult{Decision: decision, Why: verdict.Message}, nil
 	}
-	if d.DesiredReplicas > hi {
-		return nil, fmt.Sprintf("desired %d is above max_replicas %d", d.DesiredReplicas, hi)
-	}
-	if (d.Action == scaleunits.ActionScaleUp) != (d.DesiredReplicas > d.CurrentReplicas) || d.DesiredReplicas == d.CurrentReplicas {
-		return nil, fmt.Sprintf("%s from %d to %d is not a change in that direction", d.Action, d.CurrentReplicas, d.DesiredReplicas)
-	}
-	n := int32(d.DesiredReplicas)
-	return &n, ""
-}
-
-func valueOr(p *uint64, v uint64) uint64 {
-	if p != nil {
-		return *p
-	}
-	return v
+	replicas := int32(verdict.ToReplicas)
+	return &PlanResult{Decision: decision, Replicas: &replicas, Why: verdict.Message}, nil
 }
