@@ -126,3 +126,10 @@ func (e *Evaluator) plainString(ctx context.Context, function string, args ...[]
 	})
 	return out, err
 }
+
+// SimulateJSON replays a contract over a trace (`{"contract", "initial_replicas"?,
+// "actuation_delay_s"?, "trace_csv" | "trace"}`) and returns `{"steps", "summary"}` as JSON text
+// (tests/vectors-sim/README.md).
+func (e *Evaluator) SimulateJSON(ctx context.Context, input []byte) (string, error) {
+	return e.oneString(ctx, "simulate-json", input)
+}

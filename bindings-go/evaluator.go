@@ -35,28 +35,31 @@ const DefaultMemoryLimitPages = 1024
 // Functions of 0.1 are required; later ones are optional (DECISIONS.md, "WIT 0.2.0 and the
 // compatibility rule"): calling one the component lacks is an UnsupportedError.
 type exportSpec struct {
-	name    string
-	since   int // the WIT minor that added it
-	params  []api.ValueType
-	results []api.ValueType
+	name     string
+	since    int // the WIT minor that added it
+	params   []api.ValueType
+	results  []api.ValueType
+	optional bool // not required even in a component of its minor
 }
 
 var (
 	i32 = api.ValueTypeI32
 	// A string argument is a pointer and a length; every result below is a return pointer.
 	exportSpecs = []exportSpec{
-		{"evaluate-json", 1, []api.ValueType{i32, i32}, []api.ValueType{i32}},
-		{"evaluate-batch-json", 1, []api.ValueType{i32, i32}, []api.ValueType{i32}},
-		{"validate-contract-json", 1, []api.ValueType{i32, i32}, []api.ValueType{i32}},
-		{"info", 1, nil, []api.ValueType{i32}},
-		{"derive-json", 2, []api.ValueType{i32, i32}, []api.ValueType{i32}},
-		{"diagnose-request-json", 2, []api.ValueType{i32, i32}, []api.ValueType{i32}},
-		{"diagnose-contract-json", 2, []api.ValueType{i32, i32}, []api.ValueType{i32}},
-		{"gate-json", 3, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}},
-		{"scaler-reading-json", 3, []api.ValueType{i32, i32}, []api.ValueType{i32}},
-		{"limits-json", 3, nil, []api.ValueType{i32}},
-		{"validate-observations-json", 3, []api.ValueType{i32, i32}, []api.ValueType{i32}},
-		{"derivation-text", 3, []api.ValueType{i32, i32}, []api.ValueType{i32}},
+		{"evaluate-json", 1, []api.ValueType{i32, i32}, []api.ValueType{i32}, false},
+		{"evaluate-batch-json", 1, []api.ValueType{i32, i32}, []api.ValueType{i32}, false},
+		{"validate-contract-json", 1, []api.ValueType{i32, i32}, []api.ValueType{i32}, false},
+		{"info", 1, nil, []api.ValueType{i32}, false},
+		{"derive-json", 2, []api.ValueType{i32, i32}, []api.ValueType{i32}, false},
+		{"diagnose-request-json", 2, []api.ValueType{i32, i32}, []api.ValueType{i32}, false},
+		{"diagnose-contract-json", 2, []api.ValueType{i32, i32}, []api.ValueType{i32}, false},
+		{"gate-json", 3, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, false},
+		{"scaler-reading-json", 3, []api.ValueType{i32, i32}, []api.ValueType{i32}, false},
+		{"limits-json", 3, nil, []api.ValueType{i32}, false},
+		{"validate-observations-json", 3, []api.ValueType{i32, i32}, []api.ValueType{i32}, false},
+		{"derivation-text", 3, []api.ValueType{i32, i32}, []api.ValueType{i32}, false},
+		// The simulator: every component has it, this module does not need it to evaluate.
+		{"simulate-json", 1, []api.ValueType{i32, i32}, []api.ValueType{i32}, true},
 	}
 )
 
@@ -298,7 +301,7 @@ func (e *Evaluator) checkExports() error {
 	e.has = map[string]bool{}
 	for _, spec := range exportSpecs {
 		name := e.iface + "#" + spec.name
-		if _, ok := funcs[name]; !ok && spec.since > 1 {
+		if _, ok := funcs[name]; !ok && (spec.since > 1 || spec.optional) {
 			continue
 		}
 		if err := check(name, spec.params, spec.results); err != nil {
