@@ -383,6 +383,72 @@ export interface Fault {
   hint: string;
 }
 
+/** What kind of change a gate judges (SPEC §12.1, WIT 0.3.0). */
+export type ChangeKind = 'scale' | 'break_glass';
+
+/** A proposed replica change from the request's `current_replicas` (SPEC §12.1). */
+export interface ProposedChange {
+  /** The count the change asks for, 0..=10000 (else `invalid_field`). */
+  to_replicas: Integer;
+  /** `break_glass` only when the gate's own identity policy authorised the override. `gate` and `gateJson` default it to `scale`; `gateTyped` requires it. */
+  kind?: ChangeKind;
+}
+
+/** Why a change is allowed or denied (SPEC §12.1): a closed list. */
+export type GateReason =
+  | 'no_change'
+  | 'within_decision'
+  | 'recovery_toward_min'
+  | 'recovery_toward_max'
+  | 'break_glass'
+  | 'decision_blocked'
+  | 'decision_hold'
+  | 'wrong_direction'
+  | 'past_desired'
+  | 'away_from_bounds'
+  | 'past_bound'
+  | 'request_invalid';
+
+/** The SPEC's error as a value inside a verdict or reading (not thrown). */
+export interface ErrorValue {
+  code: ErrorCode;
+  message: string;
+  path: string;
+}
+
+/** A gate's answer (SPEC §12.1). */
+export interface GateVerdict {
+  allowed: boolean;
+  reason: GateReason;
+  /** One sentence naming the change, the decision and the numbers. */
+  message: string;
+  /** The count the change moves from; `null` when the request cannot be evaluated. */
+  from_replicas: number | null;
+  to_replicas: number;
+  /** The decision judged, or `null` when there is none. */
+  decision: Decision | null;
+  /** Why there is no decision (`reason` `request_invalid`), else `null`. */
+  error: ErrorValue | null;
+}
+
+/** What an external scaler (KEDA) reports for a request (SPEC §12.2). */
+export interface ScalerReading {
+  /** The metric that makes an HPA with an `AverageValue` target of 1 settle on the decision; `null` without a decision. */
+  metric_value: number | null;
+  /** Whether the unit stays active (always, without a decision). */
+  active: boolean;
+  decision: Decision | null;
+  error: ErrorValue | null;
+}
+
+/** The bounds the evaluator enforces (WIT 0.3.0 `limits-json`), so that no host writes its own. */
+export interface Limits {
+  max_replicas: number;
+  max_amount: number;
+  max_seconds: number;
+  max_observations: number;
+}
+
 /** A request the evaluator cannot decide on (SPEC §9). Traps and host faults are other errors. */
 export class ScaleUnitsError extends Error {
   readonly name: 'ScaleUnitsError';
@@ -391,6 +457,21 @@ export class ScaleUnitsError extends Error {
   /** The JSON path of the offending field (`capacities[2].reserved`), or `""`. */
   readonly path: string;
   constructor(code: ErrorCode, message: string, path: string);
+}
+
+/**
+ * The component this package was built from predates the function called (a WIT 0.2.x component
+ * has no gate, 0.1.x no derive or diagnose either): a limit of the component, not a
+ * ScaleUnitsError. Every other function keeps serving.
+ */
+export class UnsupportedError extends Error {
+  readonly name: 'UnsupportedError';
+  readonly code: 'unsupported';
+  /** The WIT function the component lacks, such as `gate-json`. */
+  readonly function: string;
+  /** The component's WIT version, such as `0.2.0`. */
+  readonly witVersion: string;
+  constructor(fn: string, witVersion: string, since: string);
 }
 
 /** The largest JSON text, in UTF-8 bytes, the JSON entry points hand to the component (1 MiB). */
@@ -456,3 +537,29 @@ export function deriveJson(requestJson: string): string;
 export function diagnose(request: string | EvaluationRequest): Fault[];
 /** Every fault of a contract (JSON text or an object), as `diagnose`; paths are relative to the contract. */
 export function diagnoseContract(contract: string | ScaleUnitContract): Fault[];
+/**
+ * Judges a proposed change against the request's decision (SPEC §12.1; WIT 0.3.0), both objects
+ * written as JSON (the request's omitted fields and the change's `kind` take their defaults). A
+ * request that cannot be evaluated is a denial (`request_invalid`), never a throw. Throws
+ * ScaleUnitsError (`invalid_field`) for a change that cannot be read, UnsupportedError for a
+ * component before WIT 0.3.0.
+ */
+export function gate(request: EvaluationRequest, change: ProposedChange): GateVerdict;
+/** `gate` on JSON texts; returns the verdict's compact JSON text. Throws ScaleUnitsError (`invalid_json`, `invalid_field`) for a change that cannot be read. */
+export function gateJson(requestJson: string, changeJson: string): string;
+/** The typed `gate`: every request field and the change's `kind` must be given (no defaults). Throws as `gate`, and `invalid_field` for a missing field. */
+export function gateTyped(request: Required<EvaluationRequest>, change: Required<ProposedChange>): GateVerdict;
+/** What an external scaler (KEDA) reports for a request (SPEC §12.2). Never throws a ScaleUnitsError: a request that cannot be evaluated is a reading with `error`. */
+export function scalerReading(request: EvaluationRequest): ScalerReading;
+/** `scalerReading` on JSON text; returns the reading's compact JSON text. */
+export function scalerReadingJson(requestJson: string): string;
+/** Checks the request's contract and observations as `evaluate` does, without `current_replicas`'s bounds and without deciding. Throws ScaleUnitsError (never `replicas_out_of_bounds`). */
+export function validateObservations(request: EvaluationRequest): void;
+/** `validateObservations` on JSON text. */
+export function validateObservationsJson(requestJson: string): void;
+/** The derivation in plain words, one step a line: the words every face shows. Throws ScaleUnitsError as `derive` does. */
+export function derivationText(request: string | EvaluationRequest): string;
+/** The bounds the evaluator enforces. Throws only UnsupportedError (a component before WIT 0.3.0). */
+export function limits(): Limits;
+/** `limits` as the component's compact JSON text. */
+export function limitsJson(): string;

@@ -17,7 +17,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { evaluate, evaluateBatchJson, evaluateJson, evaluateTyped, componentDigest } from 'scale-units';
-import { completeRequest } from '../test/complete-request.mjs';
+import { completeRequest } from '../bin/complete-request.mjs';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

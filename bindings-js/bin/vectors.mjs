@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parseExactJson } from '../src/exact-json.js';
+import { completeRequest } from './complete-request.mjs';
 
 /** Every `*.json` vector below `dir`, recursively, sorted by path. */
 export function findVectorFiles(dir) {
@@ -93,7 +94,32 @@ export function loadVector(file) {
     requestText,
     derivation,
     objectPath: 'request' in vector && !hasFloatLiteral(requestText),
+    gate: gateCase(vector, file),
   };
+}
+
+/**
+ * The request of a vector on the object path, read exactly: an integer past 2^53 becomes a BigInt
+ * (which the facade accepts), never the nearest double JSON.parse would give. A fresh value on
+ * every call.
+ */
+export function exactRequest(loaded) {
+  return parseExactJson(loaded.requestText);
+}
+
+// The vector keys of a gate case (tests/vectors/README.md, "gate vectors"), read as the core's
+// runner reads them: `change` (its `kind` defaults to `scale`) or the exact `change_json` text.
+function gateCase(vector, file) {
+  const { change, change_json: changeJson } = vector;
+  const { gate, gate_error: gateError, scaler } = vector.expect ?? {};
+  if (change === undefined && changeJson === undefined) {
+    if (gate || gateError || scaler) throw new Error(`${file}: expect.gate, expect.gate_error and expect.scaler need a change`);
+    return undefined;
+  }
+  if (change !== undefined && changeJson !== undefined) throw new Error(`${file}: both change and change_json`);
+  if (Boolean(gate) === Boolean(gateError)) throw new Error(`${file}: a gate vector needs exactly one of expect.gate and expect.gate_error`);
+  const typed = change === undefined ? undefined : { to_replicas: change.to_replicas, kind: change.kind ?? 'scale' };
+  return { changeText: changeJson ?? JSON.stringify(typed), change: typed, expect: gate, error: gateError, scaler };
 }
 
 const show = (v) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `${x}n` : x));
@@ -164,6 +190,76 @@ export function compareDiagnosis(expected, outcome) {
   return problems;
 }
 
+/**
+ * Compares a verdict or reading with the expected one as the core's runner does
+ * (`verdict_difference`): every field exactly, except `message_contains` (a fragment of
+ * `message`) and a non-null `error` (by code and `message_contains`); no field beyond them.
+ */
+export function compareVerdict(want, got, path) {
+  if (got === null || typeof got !== 'object' || Array.isArray(got)) return [`${path}: expected an object, got ${show(got)}`];
+  const problems = [];
+  for (const [key, value] of Object.entries(want)) {
+    if (key === 'message_contains') {
+      if (typeof got.message !== 'string' || !got.message.includes(value)) problems.push(`${path}.message: ${show(got.message)} lacks ${show(value)}`);
+    } else if (!(key in got)) {
+      problems.push(`${path}.${key}: missing, expected ${show(value)}`);
+    } else if (key === 'error' && value !== null) {
+      if (got.error?.code !== value.code) problems.push(`${path}.error: code ${show(got.error?.code)} (${show(got.error?.message)}), expected ${value.code}`);
+      else if (value.message_contains && !got.error.message.includes(value.message_contains)) {
+        problems.push(`${path}.error: message ${show(got.error.message)} lacks ${show(value.message_contains)}`);
+      }
+    } else if (!isDeepStrictEqual(got[key], value)) {
+      problems.push(`${path}.${key}: got ${show(got[key])}, expected ${show(value)}`);
+    }
+  }
+  for (const key of Object.keys(got)) {
+    if (!(key in want) && !(key === 'message' && 'message_contains' in want)) problems.push(`${path}.${key}: unexpected field`);
+  }
+  return problems;
+}
+
+/** Compares a gate outcome (`{decision: verdict}` or `{error}`) with the case's expectation. */
+function compareGate(gate, outcome) {
+  if (outcome.host) return [`host error: ${outcome.host}`];
+  if (gate.error) {
+    if (!outcome.error) return [`expected error ${gate.error.code}, got a verdict ${show(outcome.decision?.reason)}`];
+    return compareOutcome({ error: gate.error }, outcome);
+  }
+  if (outcome.error) return [`expected a verdict, got error ${outcome.error.code}: ${outcome.error.message}`];
+  return compareVerdict(gate.expect, outcome.decision, 'gate');
+}
+
+/**
+ * Checks a gate vector (SPEC §12.3): the verdict of `gateJson` on the exact texts and the reading
+ * of `scalerReadingJson`; where a plain object carries the request, `scalerReading` on it and, with
+ * a `change` (not `change_json`), `gate` on the objects and the typed `gateTyped` on the request
+ * completed with the SPEC's defaults (the typed record has none).
+ */
+export function checkGate(api, loaded) {
+  const { gate, requestText } = loaded;
+  const problems = [];
+  const json = outcomeOf(api, () => JSON.parse(api.gateJson(requestText, gate.changeText)));
+  problems.push(...compareGate(gate, json).map((p) => `gateJson: ${p}`));
+  if (gate.scaler) {
+    const reading = outcomeOf(api, () => JSON.parse(api.scalerReadingJson(requestText)));
+    problems.push(...(reading.decision ? compareVerdict(gate.scaler, reading.decision, 'scaler') : [`threw ${show(reading)}`]).map((p) => `scalerReadingJson: ${p}`));
+  }
+  if (loaded.objectPath) {
+    const request = JSON.parse(requestText);
+    if (gate.scaler) {
+      const reading = outcomeOf(api, () => api.scalerReading(request));
+      problems.push(...(reading.decision ? compareVerdict(gate.scaler, reading.decision, 'scaler') : [`threw ${show(reading)}`]).map((p) => `scalerReading: ${p}`));
+    }
+    // A `change_json` is a change only a JSON reader can be given: no object for it.
+    if (gate.change) {
+      problems.push(...compareGate(gate, outcomeOf(api, () => api.gate(request, gate.change))).map((p) => `gate: ${p}`));
+      const typed = outcomeOf(api, () => api.gateTyped(completeRequest(request), gate.change));
+      problems.push(...compareGate(gate, typed).map((p) => `gateTyped: ${p}`));
+    }
+  }
+  return problems;
+}
+
 /** Runs `fn` and returns `{decision}`, `{error}` for a ScaleUnitsError, or `{host}` for anything else. */
 export function outcomeOf(api, fn) {
   try {
@@ -185,14 +281,14 @@ export function checkVector(api, loaded) {
   const text = outcomeOf(api, () => JSON.parse(api.evaluateJson(requestText)));
   problems.push(...compareOutcome(vector.expect, text).map((p) => `evaluateJson: ${p}`));
   if (loaded.objectPath) {
-    const object = outcomeOf(api, () => api.evaluate(JSON.parse(requestText)));
+    const object = outcomeOf(api, () => api.evaluate(exactRequest(loaded)));
     problems.push(...compareOutcome(vector.expect, object).map((p) => `evaluate: ${p}`));
   }
   if (loaded.derivation !== undefined) {
     const derived = outcomeOf(api, () => parseExactJson(api.deriveJson(requestText)));
     problems.push(...compareDerivation(loaded.derivation, derived).map((p) => `deriveJson: ${p}`));
     if (loaded.objectPath) {
-      const typed = outcomeOf(api, () => api.derive(parseExactJson(requestText)));
+      const typed = outcomeOf(api, () => api.derive(exactRequest(loaded)));
       problems.push(...compareDerivation(loaded.derivation, typed).map((p) => `derive: ${p}`));
     }
   }
@@ -200,8 +296,10 @@ export function checkVector(api, loaded) {
     const faults = outcomeOf(api, () => api.diagnose(requestText));
     problems.push(...compareDiagnosis(vector.expect.diagnosis, faults).map((p) => `diagnose: ${p}`));
   }
+  if (loaded.gate) problems.push(...checkGate(api, loaded));
   if (vector.expect.contract_digest) {
-    const identity = outcomeOf(api, () => api.validateContract(vector.request.contract));
+    const contract = loaded.objectPath ? exactRequest(loaded).contract : vector.request.contract;
+    const identity = outcomeOf(api, () => api.validateContract(contract));
     const got = identity.decision?.contract_digest ?? show(identity.error ?? identity.host);
     if (got !== vector.expect.contract_digest) problems.push(`validateContract: contract_digest ${got}, expected ${vector.expect.contract_digest}`);
   }

@@ -1,7 +1,7 @@
 // The browser (and default) entry: fetches the core module beside the package. No Node API.
 import { createApi, instantiateEvaluator } from './facade.js';
 
-export { MAX_REQUEST_BYTES, RequestTooLargeError, ScaleUnitsError } from './error.js';
+export { MAX_REQUEST_BYTES, RequestTooLargeError, ScaleUnitsError, UnsupportedError } from './error.js';
 
 async function fetchCore(name) {
   const response = await fetch(new URL(`../generated/${name}`, import.meta.url));
@@ -29,4 +29,14 @@ export const {
   deriveJson,
   diagnose,
   diagnoseContract,
+  gate,
+  gateJson,
+  gateTyped,
+  scalerReading,
+  scalerReadingJson,
+  validateObservations,
+  validateObservationsJson,
+  derivationText,
+  limits,
+  limitsJson,
 } = api;

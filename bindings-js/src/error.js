@@ -44,3 +44,24 @@ export class RequestTooLargeError extends RangeError {
     this.limit = limit;
   }
 }
+
+/**
+ * The component this package was built from predates the function called: one of WIT 0.2.x has no
+ * `gate`, `gateJson`, `scalerReading`, `validateObservations`, `derivationText` or `limits`
+ * (added in 0.3.0), one of 0.1.x no `derive` or `diagnose` either. A limit of the component, not a
+ * verdict on the input (so not a ScaleUnitsError); every other function keeps serving.
+ */
+export class UnsupportedError extends Error {
+  /**
+   * @param {string} fn the WIT function the component lacks, such as `gate-json`
+   * @param {string} witVersion the component's WIT version, such as `0.2.0`
+   * @param {string} since the WIT version that added `fn`
+   */
+  constructor(fn, witVersion, since) {
+    super(`the component (WIT ${witVersion}) does not export ${fn}; build the package from a component of WIT ${since} or later`);
+    this.name = 'UnsupportedError';
+    this.code = 'unsupported';
+    this.function = fn;
+    this.witVersion = witVersion;
+  }
+}

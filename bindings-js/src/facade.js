@@ -3,12 +3,12 @@
 import { instantiate } from '../generated/evaluator.js';
 import { MANIFEST } from '../generated/manifest.js';
 import { SCHEMA } from '../generated/schema.js';
-import { MAX_REQUEST_BYTES, RequestTooLargeError, ScaleUnitsError } from './error.js';
+import { MAX_REQUEST_BYTES, RequestTooLargeError, ScaleUnitsError, UnsupportedError } from './error.js';
 import { parseExactJson } from './exact-json.js';
 
 // WIT u64 and s64 both become `bigint` in jco's declarations; these are the s64 fields of
 // wit/evaluator.wit (a test keeps the list equal to the WIT).
-const SIGNED = new Set(['EvaluationRequest.currentReplicas', 'SignalObservation.value']);
+const SIGNED = new Set(['EvaluationRequest.currentReplicas', 'SignalObservation.value', 'ProposedChange.toReplicas']);
 const U64_MAX = (1n << 64n) - 1n;
 const S64_MIN = -(1n << 63n);
 const S64_MAX = (1n << 63n) - 1n;
@@ -241,9 +241,9 @@ export async function instantiateEvaluator(readCore) {
 }
 
 /** Calls the component; an `evaluation-error` becomes a ScaleUnitsError, anything else propagates. */
-function call(fn, arg) {
+function call(fn, ...args) {
   try {
-    return fn(arg);
+    return fn(...args);
   } catch (error) {
     const payload = error?.payload;
     if (payload && typeof payload.code === 'string') throw evaluationError(payload);
@@ -323,15 +323,47 @@ const faultsOf = (diagnosis) =>
     hint: fault.hint,
   }));
 
-/** The text of a request or contract to diagnose: JSON text as given, a plain object as JSON. */
+/** The text of a request or contract to diagnose or describe: JSON text as given, a plain object as JSON. */
 const diagnosisText = (value, what) => jsonText(typeof value === 'string' ? value : requestText(value), what);
+
+// Functions a component of an older WIT minor lacks, with the version that added them: the facade
+// loads such a component and throws UnsupportedError when one is called.
+const ADDED = {
+  deriveJson: ['derive-json', '0.2.0'],
+  diagnoseRequestJson: ['diagnose-request-json', '0.2.0'],
+  diagnoseContractJson: ['diagnose-contract-json', '0.2.0'],
+  gate: ['gate', '0.3.0'],
+  gateJson: ['gate-json', '0.3.0'],
+  scalerReadingJson: ['scaler-reading-json', '0.3.0'],
+  validateObservationsJson: ['validate-observations-json', '0.3.0'],
+  derivationText: ['derivation-text', '0.3.0'],
+  limitsJson: ['limits-json', '0.3.0'],
+};
+
+/** The export `name` of `ev`, or an UnsupportedError naming what the component lacks. */
+function exported(ev, name) {
+  const fn = ev[name];
+  if (typeof fn === 'function') return fn;
+  const [wit, since] = ADDED[name] ?? [name, 'current'];
+  throw new UnsupportedError(wit, ev.info().witVersion, since);
+}
+
+/** A proposed change `{to_replicas, kind}` as the WIT record (no default: `kind` is required). */
+const toWitChange = (change) => toWitRecord(change, 'ProposedChange', 'change');
 
 /** The public API over an instantiated evaluator interface. */
 export function createApi(ev) {
   const evaluateJson = (text) => call(ev.evaluateJson, jsonText(text, 'evaluateJson')).json;
   const evaluateBatchJson = (texts) => evaluateBatchWith(ev, texts, (text) => text, 'evaluateBatchJson');
   const simulateJson = (text) => call(ev.simulateJson, jsonText(text, 'simulateJson')).json;
-  const deriveJson = (text) => call(ev.deriveJson, jsonText(text, 'deriveJson')).json;
+  const deriveJson = (text) => call(exported(ev, 'deriveJson'), jsonText(text, 'deriveJson')).json;
+  const gateJson = (request, change) =>
+    call(exported(ev, 'gateJson'), jsonText(request, 'gateJson'), jsonText(change, 'gateJson'));
+  const scalerReadingJson = (text) => exported(ev, 'scalerReadingJson')(jsonText(text, 'scalerReadingJson'));
+  const validateObservationsJson = (text) => {
+    call(exported(ev, 'validateObservationsJson'), jsonText(text, 'validateObservationsJson'));
+  };
+  const limitsJson = () => exported(ev, 'limitsJson')();
   return {
     componentDigest: MANIFEST.componentDigest,
     evaluateJson,
@@ -352,7 +384,21 @@ export function createApi(ev) {
     deriveJson,
     // Integers past 2^53 (the growth gate's products) come back as BigInt, never rounded.
     derive: (request) => parseExactJson(deriveJson(requestText(request))),
-    diagnose: (request) => faultsOf(call(ev.diagnoseRequestJson, diagnosisText(request, 'diagnose'))),
-    diagnoseContract: (contract) => faultsOf(call(ev.diagnoseContractJson, diagnosisText(contract, 'diagnoseContract'))),
+    diagnose: (request) => faultsOf(call(exported(ev, 'diagnoseRequestJson'), diagnosisText(request, 'diagnose'))),
+    diagnoseContract: (contract) =>
+      faultsOf(call(exported(ev, 'diagnoseContractJson'), diagnosisText(contract, 'diagnoseContract'))),
+    gateJson,
+    // Like `evaluate`, the request goes through JSON (the core applies its defaults); so does the
+    // change, whose `kind` defaults to `scale` there.
+    gate: (request, change) => JSON.parse(gateJson(requestText(request), requestText(change))),
+    gateTyped: (request, change) =>
+      fromWit(call(exported(ev, 'gate'), toWitRecord(request, 'EvaluationRequest', ''), toWitChange(change)), 'GateVerdict'),
+    scalerReadingJson,
+    scalerReading: (request) => JSON.parse(scalerReadingJson(requestText(request))),
+    validateObservationsJson,
+    validateObservations: (request) => validateObservationsJson(requestText(request)),
+    derivationText: (request) => call(exported(ev, 'derivationText'), diagnosisText(request, 'derivationText')),
+    limitsJson,
+    limits: () => JSON.parse(limitsJson()),
   };
 }

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { createApi, instantiateEvaluator } from './facade.js';
 
-export { MAX_REQUEST_BYTES, RequestTooLargeError, ScaleUnitsError } from './error.js';
+export { MAX_REQUEST_BYTES, RequestTooLargeError, ScaleUnitsError, UnsupportedError } from './error.js';
 
 const api = createApi(await instantiateEvaluator((name) => readFile(new URL(`../generated/${name}`, import.meta.url))));
 
@@ -24,4 +24,14 @@ export const {
   deriveJson,
   diagnose,
   diagnoseContract,
+  gate,
+  gateJson,
+  gateTyped,
+  scalerReading,
+  scalerReadingJson,
+  validateObservations,
+  validateObservationsJson,
+  derivationText,
+  limits,
+  limitsJson,
 } = api;

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import * as api from 'scale-units';
 import { SCHEMA } from '../generated/schema.js';
-import { completeRequest } from './complete-request.mjs';
+import { completeRequest } from '../bin/complete-request.mjs';
 
 const { ScaleUnitsError } = api;
 const vector = JSON.parse(
@@ -165,7 +165,7 @@ test('validateContract returns the identity and reports contract errors', () => 
 });
 
 test('info, surfaceProfile and explain speak snake_case', () => {
-  assert.deepEqual(api.info(), { evaluator_version: '0.1.0', schema_version: '1', wit_version: '0.2.0' });
+  assert.deepEqual(api.info(), { evaluator_version: '0.1.0', schema_version: '1', wit_version: '0.3.0' });
   const profile = api.surfaceProfile('mcp_gateway');
   assert.equal(profile.surface, 'mcp_gateway');
   assert.deepEqual(profile.provider_quota_axes, ['provider_global_quota']);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as api from 'scale-units';
-import { completeRequest } from './complete-request.mjs';
+import { completeRequest } from '../bin/complete-request.mjs';
 
 const vector = JSON.parse(
   readFileSync(new URL('../../tests/vectors/reference/t01-mcp-target-tracks-deterministically.json', import.meta.url), 'utf8'),

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import * as api from 'scale-units';
-import { checkVector, findVectorFiles, knownFailures, loadVector, outcomeOf, vectorDirs } from '../bin/vectors.mjs';
-import { completeRequest } from './complete-request.mjs';
+import { checkVector, exactRequest, findVectorFiles, knownFailures, loadVector, outcomeOf, vectorDirs } from '../bin/vectors.mjs';
+import { completeRequest } from '../bin/complete-request.mjs';
 
 const dirs = vectorDirs([], fileURLToPath(new URL('../../tests/vectors', import.meta.url)));
 
@@ -42,7 +42,7 @@ for (const dir of dirs) {
     for (const file of files) {
       const loaded = loadVector(file);
       if (!loaded.objectPath) continue;
-      const request = JSON.parse(loaded.requestText);
+      const request = exactRequest(loaded);
       const json = outcomeOf(api, () => api.evaluate(request));
       const typed = outcomeOf(api, () => api.evaluateTyped(completeRequest(request)));
       if (json.decision) assert.deepEqual(typed, json, loaded.id);

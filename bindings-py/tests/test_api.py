@@ -181,7 +181,7 @@ def test_values_json_cannot_write_raise_type_error(evaluator: Evaluator, request
 
 def test_info_surface_profile_and_explain(evaluator: Evaluator, request_t01: dict[str, Any]) -> None:
     info = evaluator.info()
-    assert (info.schema_version, info.wit_version) == ("1", "0.2.0")
+    assert (info.schema_version, info.wit_version) == ("1", "0.3.0")
     assert info.evaluator_version == scale_units.__version__
     for surface in SurfaceKind:
         assert evaluator.surface_profile(surface).surface is surface

@@ -114,22 +114,37 @@ impl Prometheus {
             dir.join("rules.yml").display()
         );
         std::fs::write(dir.join("prometheus.yml"), config).unwrap();
+        let mut prometheus = Self { port, child: None, dir: dir.to_owned() };
+        prometheus.restart();
+        prometheus
+    }
+
+    /// Starts it (again) on its port with its data, and waits until it is ready.
+    fn restart(&mut self) {
         let child = Command::new("prometheus")
-            .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
-            .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .arg(format!("--config.file={}", self.dir.join("prometheus.yml").display()))
+            .arg(format!("--storage.tsdb.path={}", self.dir.join("data").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{}", self.port))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|error| {
                 panic!("prometheus cannot be started ({error}): apt-get install prometheus (.ci/run does)")
             });
-        let prometheus = Self { port, child: Some(child), dir: dir.to_owned() };
+        self.child = Some(child);
+        let port = self.port;
         wait_for("prometheus ready", Duration::from_secs(60), || {
             let reply = Client::new(SocketAddr::from(([127, 0, 0, 1], port))).get("/-/ready").ok()?;
             (reply.status == 200).then_some(())
         });
-        prometheus
+    }
+
+    /// SIGTERM, as an orchestrator stops it: it shuts down cleanly, its samples kept on disk.
+    fn terminate(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            let _ = child.wait();
+        }
     }
 
     fn stop(&mut self) {
@@ -768,4 +783,57 @@ fn a_redis_backlog_scales_a_worker_and_a_redis_counter_exhausts_its_quota() {
     );
     assert_eq!(line["decision"]["error"]["code"], "unknown_replicas", "{line}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 24: Prometheus stopped for twice the signal's max age while the gauge moved from 500 to
+/// 900, then started again. Until its first scrape it answers an instant query with the 500 it
+/// stored before the outage, dated by the query's evaluation time; the collector dates the
+/// sample by the sample (`timestamp()`), so the 500 is refused as stale and no decision is made
+/// on it: the unit goes from blocked (no fresh evidence) straight to decisions on 900.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_prometheus_outage_no_decision_is_made_on_a_sample_from_before_it() {
+    let dir = temp_dir("outage");
+    let units = dir.join("units");
+    std::fs::create_dir_all(&units).unwrap();
+    let exporter = Exporter::start(&exposition(5, &["500"], 0));
+    let mut prometheus = Prometheus::start(&dir, exporter.port, "groups: []\n");
+    std::fs::write(units.join("zentinelle.gateway.json"), example("api-gateway/contract.json")).unwrap();
+    // The signal's max age: 4 s.
+    std::fs::write(units.join("zentinelle.gateway.sources.yaml"), gateway_sources_aged(prometheus.port, 60)).unwrap();
+    let served = tokio::task::spawn_blocking(move || Served::start(&units)).await.unwrap();
+    let long = Duration::from_secs(60);
+    wait_for("a decision on 500", long, || {
+        let (status, unit) = served.unit();
+        (status == 200 && unit["evidence"]["signal"]["value"] == 500 && !action(&unit).0.is_empty()).then_some(())
+    });
+
+    prometheus.terminate();
+    let stopped = Instant::now();
+    exporter.set(Some(&exposition(5, &["900"], 0)));
+    // Twice the max age: the stored 500 expires and the unit blocks.
+    std::thread::sleep(Duration::from_secs(8));
+    let (_, unit) = served.unit();
+    assert!(unit["evidence"]["signal"].is_null(), "the 500 expired during the outage: {unit}");
+    assert_eq!(action(&unit).0, "blocked", "{unit}");
+
+    prometheus.restart();
+    // From the restart until the 900 is in, every reading of the unit: never the 500 again.
+    let mut readings = 0;
+    wait_for("a decision on 900", long, || {
+        let (_, unit) = served.unit();
+        readings += 1;
+        let signal = &unit["evidence"]["signal"];
+        assert_ne!(
+            signal["value"],
+            500,
+            "a sample from before the outage, {:?} after it began: {unit}",
+            stopped.elapsed()
+        );
+        (signal["value"] == 900 && !action(&unit).0.is_empty()).then_some(())
+    });
+    assert!(served.refused("signal", "stale") + served.refused("signal", "query_error") >= 1);
+    eprintln!(
+        "{readings} readings after the restart, none on the 500; refused stale: {}",
+        served.refused("signal", "stale")
+    );
 }

@@ -240,18 +240,25 @@ pub fn scaler_reading_json(request: &str) -> String {
     read_scaler(evaluated).to_json()
 }
 
+/// The metric value and the activity of a decision's outcome (SPEC §12.2): a scale's
+/// `desired_replicas`, the current count for `hold` and `blocked` (their `desired_replicas` is
+/// that count); active unless that value is zero, so a unit goes inactive only when its decision
+/// rests at or goes to zero, and a blocked unit at zero is not woken.
+pub fn settle(action: ActionKind, desired_replicas: u64, current_replicas: u64) -> (u64, bool) {
+    let metric = match action {
+        ActionKind::ScaleUp | ActionKind::ScaleDown => desired_replicas,
+        ActionKind::Hold | ActionKind::Blocked => current_replicas,
+    };
+    (metric, metric > 0)
+}
+
 /// The reading of what an evaluation gave (SPEC §12.2).
 pub fn read_scaler(evaluated: Evaluated) -> ScalerReading {
     match evaluated {
-        Evaluated::Decided { decision, .. } => ScalerReading {
-            // `hold` and `blocked` have desired == current: the HPA stays where it is.
-            metric_value: Some(decision.desired_replicas),
-            // Zero only when the decision itself rests at or goes to zero: a blocked unit at zero
-            // stays at zero, and nothing without a decision ever lets KEDA scale a unit to zero.
-            active: decision.desired_replicas > 0,
-            decision: Some(decision),
-            error: None,
-        },
+        Evaluated::Decided { decision, .. } => {
+            let (metric, active) = settle(decision.action, decision.desired_replicas, decision.current_replicas);
+            ScalerReading { metric_value: Some(metric), active, decision: Some(decision), error: None }
+        }
         Evaluated::BelowFloor { .. } => ScalerReading {
             metric_value: None,
             active: true,

@@ -1,4 +1,4 @@
-//! Components of the previous WIT minor version (0.1.0, `tests/fixtures/`) still load and serve:
+//! Components of the previous WIT minor versions (0.1.0 and 0.2.0, `tests/fixtures/`) still load and serve:
 //! a function they lack is a typed `HostError::Unsupported`, never a trap or a refusal of the
 //! whole component, and a registry hot-swaps between them and the current component under load.
 #![allow(
@@ -32,21 +32,89 @@ fn wit_0_1() -> &'static Policy {
     POLICY.get_or_init(|| Policy::from_bytes(wit_0_1_bytes()).expect("a WIT 0.1.0 component loads"))
 }
 
+/// The component built from main before WIT 0.3.0 (tests/fixtures/README.md).
+fn wit_0_2() -> &'static Policy {
+    static POLICY: OnceLock<Policy> = OnceLock::new();
+    POLICY.get_or_init(|| {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/scale_units_evaluator-wit-0.2.0.wasm");
+        let bytes = std::fs::read(&file).unwrap_or_else(|error| panic!("reading {}: {error}", file.display()));
+        Policy::from_bytes(&bytes).expect("a WIT 0.2.0 component loads")
+    })
+}
+
 fn assert_unsupported(outcome: Result<impl std::fmt::Debug, HostError>, expected: &str) {
+    assert_unsupported_in(outcome, expected, "0.1.0");
+}
+
+fn assert_unsupported_in(outcome: Result<impl std::fmt::Debug, HostError>, expected: &str, version: &str) {
     match outcome {
         Err(HostError::Unsupported { function, wit_version }) => {
             assert_eq!(function, expected);
-            assert_eq!(wit_version, "0.1.0");
+            assert_eq!(wit_version, version);
         }
         other => panic!("expected Unsupported({expected}), got {other:?}"),
     }
+}
+
+/// The functions WIT 0.3.0 added: a 0.2.0 (and a 0.1.0) component answers each with a typed
+/// `Unsupported`, and keeps deciding exactly as the current component does.
+#[test]
+fn a_wit_0_2_component_loads_and_answers_unsupported_for_the_gate() {
+    let request = good_request();
+    let typed: scale_units_host::EvaluationRequest = scale_units_core::parse_request(&request).unwrap();
+    let change = scale_units_core::ProposedChange::scale(2);
+    for (old, version) in [(wit_0_2(), "0.2.0"), (wit_0_1(), "0.1.0")] {
+        assert_eq!(old.info().wit_version, version);
+        let decision = old.evaluate_json(&request).unwrap().unwrap().decision;
+        assert_eq!(decision, policy().evaluate_json(&request).unwrap().unwrap().decision);
+        for function in
+            ["gate", "gate-json", "scaler-reading-json", "validate-observations-json", "derivation-text", "limits-json"]
+        {
+            assert!(!old.supports(function), "{version} {function}");
+            assert!(policy().supports(function), "{function}");
+        }
+        assert_unsupported_in(old.gate(&typed, &change), "gate", version);
+        assert_unsupported_in(old.gate_json(&request, r#"{"to_replicas": 2}"#), "gate-json", version);
+        assert_unsupported_in(old.scaler_reading_json(&request), "scaler-reading-json", version);
+        assert_unsupported_in(old.validate_observations_json(&request), "validate-observations-json", version);
+        assert_unsupported_in(old.derivation_text(&request), "derivation-text", version);
+        assert_unsupported_in(old.limits_json(), "limits-json", version);
+    }
+    assert!(wit_0_2().supports("derive-json"));
+}
+
+/// The current component's gate is the core's, byte for byte, typed and as JSON.
+#[test]
+fn the_current_component_gates_as_the_core_does() {
+    let request = good_request();
+    let typed = scale_units_core::parse_request(&request).unwrap();
+    for to in [0, 1, 2, 3, 5, 10_000] {
+        for kind in [scale_units_core::ChangeKind::Scale, scale_units_core::ChangeKind::BreakGlass] {
+            let change = scale_units_core::ProposedChange { to_replicas: to, kind };
+            let verdict = policy().gate(&typed, &change).unwrap().unwrap();
+            assert_eq!(verdict, scale_units_core::gate(&typed, &change).unwrap());
+            let text = format!(r#"{{"to_replicas": {to}, "kind": "{kind}"}}"#);
+            let json = policy().gate_json(&request, &text).unwrap().unwrap();
+            assert_eq!(json, scale_units_core::gate_json(&request, &text).unwrap());
+            assert_eq!(json, verdict.to_json());
+        }
+    }
+    let error = policy().gate(&typed, &scale_units_core::ProposedChange::scale(10_001)).unwrap().unwrap_err();
+    assert_eq!(error.code().as_str(), "invalid_field");
+    assert_eq!(policy().scaler_reading_json(&request).unwrap(), scale_units_core::scaler_reading_json(&request));
+    assert_eq!(policy().limits_json().unwrap(), scale_units_core::LIMITS.to_json());
+    assert_eq!(
+        policy().derivation_text(&request).unwrap().unwrap(),
+        scale_units_core::derivation_text(&request).unwrap()
+    );
+    assert_eq!(policy().validate_observations_json(&request).unwrap(), Ok(()));
 }
 
 #[test]
 fn a_wit_0_1_component_loads_evaluates_and_answers_unsupported_for_what_it_lacks() {
     let old = wit_0_1();
     assert_eq!(old.info().wit_version, "0.1.0");
-    assert_eq!(policy().info().wit_version, "0.2.0");
+    assert_eq!(policy().info().wit_version, "0.3.0");
 
     // Every 0.1.0 function serves, with the same bytes as the current component.
     let request = good_request();

@@ -1,7 +1,7 @@
 // The playground: two editors, the live decision, the controls, the simulator, the comparison and
 // the share link, all over the one evaluator component (bindings-js's browser entry). Nothing here
 // decides.
-import { ScaleUnitsError, componentDigest, derive, diagnose, evaluate, info, validateContractJson } from 'scale-units';
+import { ScaleUnitsError, componentDigest, derivationText, diagnose, evaluate, gate, info, scalerReading, validateContractJson } from 'scale-units';
 import decisionSchema from '../../schema/decision.schema.json';
 import { Compare } from './compare.js';
 import { Controls } from './controls.js';
@@ -128,6 +128,8 @@ function evaluateNow() {
   let decision = null;
   let refusal = null;
   let derivation = null;
+  let reading = null;
+  let permits = null;
   let faults = [];
   const contractValue = contract.error ? undefined : contract.value;
   const requestValue = request.error || !request.value || typeof request.value !== 'object' || Array.isArray(request.value) ? null : request.value;
@@ -140,8 +142,10 @@ function evaluateNow() {
     }
     try {
       decision = evaluate(whole);
-      // The numbers behind it: the same request through the same decision path.
-      derivation = derive(whole);
+      // The numbers behind it, in the core's own words: the same request, the same decision path.
+      derivation = derivationText(whole);
+      reading = scalerReading(whole);
+      permits = (to) => gate(whole, { to_replicas: to });
     } catch (error) {
       if (!(error instanceof ScaleUnitsError)) throw error;
       refusal = error;
@@ -155,6 +159,8 @@ function evaluateNow() {
     refusal,
     unreadable: problems.filter((p) => p.source === 'syntax'),
     derivation,
+    permits,
+    reading,
     faults,
     onCopy: (json) => copyText(json, $('decision-status'), 'the decision as JSON'),
   });

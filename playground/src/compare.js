@@ -235,13 +235,9 @@ export class Compare {
     this.chart = null;
     const ran = sides.a.result && sides.b.result;
     const chartBox = ran ? h('div', { id: 'cmp-chart', className: 'chart', dataset: { steps: String(sides.a.result.steps.length) } }) : null;
-    this.out.replaceChildren(
-      over,
-      ...problems,
-      chartBox,
-      ran ? this.summaryTable(sides, names) : null,
-      this.contractDiff(sides, names),
-    );
+    // replaceChildren writes a null as the text "null": only the parts there are.
+    const parts = [over, ...problems, chartBox, ran ? this.summaryTable(sides, names) : null, this.contractDiff(sides, names)];
+    this.out.replaceChildren(...parts.filter((part) => part !== null && part !== undefined));
     if (ran) this.draw(chartBox, sides.a.result.steps, sides.b.result.steps);
     this.runs = (this.runs ?? 0) + 1;
     this.out.dataset.runs = String(this.runs);

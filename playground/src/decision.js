@@ -1,8 +1,7 @@
 // The live decision: action, replicas, each reason in plain words (the component's own catalogue,
 // through `explain`) linked to its place in the SPEC, the evidence, the identities, and the
 // decision as JSON to copy or download. When there is no decision, why not, in words.
-import { explain } from 'scale-units';
-import { derivationLines } from './derivation.js';
+import { ScaleUnitsError, explain } from 'scale-units';
 import { DOCS, reasonHref } from './docs.js';
 import { breakable, h, shortDigest } from './dom.js';
 import { placeWords } from './wire.js';
@@ -13,7 +12,7 @@ const ACTION_WORDS = { scale_up: 'scale up', scale_down: 'scale down', hold: 'ho
  * Renders into `root` the decision, or why there is none: `refusal` (the component's typed error)
  * or `unreadable` (syntax problems: the component never saw the text). `onCopy(json)` copies.
  */
-export function renderDecision(root, decision, { refusal = null, unreadable = [], derivation = null, faults = [], onCopy } = {}) {
+export function renderDecision(root, decision, { refusal = null, unreadable = [], derivation = null, faults = [], permits = null, reading = null, onCopy } = {}) {
   if (!decision) {
     root.replaceChildren(noDecision(refusal, unreadable), diagnosisList(refusal ? faults : []));
     return;
@@ -48,8 +47,10 @@ export function renderDecision(root, decision, { refusal = null, unreadable = []
       ),
     ),
     h('p', { className: 'muted small' }, 'Each reason links to the step of the ', h('a', { href: DOCS.algorithm }, 'SPEC’s algorithm (§7)'), ' that gives it.'),
-    // The derivation: how the numbers came out (the component's `derive`, the same path).
+    // The derivation: how the numbers came out (the component's `derivation-text`, the same path).
     derivation ? derivationSection(derivation) : null,
+    // What a gate in front of the actuator would let through (the component's `gate`, SPEC §12).
+    permits ? gateSection(decision, permits, reading) : null,
     h('h3', {}, 'Evidence'),
     h(
       'table',
@@ -95,8 +96,13 @@ export function renderDecision(root, decision, { refusal = null, unreadable = []
   );
 }
 
-/** The derivation's steps as a list of `step: numbers` lines. */
-function derivationSection(derivation) {
+/**
+ * The core's derivation text, one step a line, each line shown exactly as the core wrote it: the
+ * words before the first `: ` name the step (`target`, `capacity cpu_milli`), the rest are its
+ * numbers. The playground words nothing itself.
+ */
+function derivationSection(text) {
+  const lines = text.split('\n').filter((line) => line !== '');
   return h(
     'section',
     { className: 'derivation', id: 'derivation', 'aria-label': 'How the numbers came out' },
@@ -104,10 +110,61 @@ function derivationSection(derivation) {
     h(
       'ol',
       { className: 'derivation-steps' },
-      derivationLines(derivation).map(({ step, text }) =>
-        h('li', { dataset: { step } }, h('span', { className: 'step' }, step), ' ', h('code', { className: 'numbers' }, breakable(text))),
-      ),
+      lines.map((line) => {
+        const cut = line.indexOf(': ');
+        const step = cut < 0 ? line : line.slice(0, cut);
+        const numbers = cut < 0 ? '' : line.slice(cut);
+        return h('li', { dataset: { step } }, h('span', { className: 'step' }, step), h('code', { className: 'numbers' }, breakable(numbers)));
+      }),
     ),
+  );
+}
+
+/**
+ * What the decision permits: a proposed count, judged by `permits(to)` (the component's gate), in
+ * the core's words; and what an external scaler (KEDA) would report, from `reading`.
+ */
+function gateSection(decision, permits, reading) {
+  const verdict = h('p', { className: 'gate-verdict', id: 'gate-verdict', role: 'status' });
+  const judge = (to) => {
+    try {
+      const v = permits(to);
+      verdict.dataset.allowed = String(v.allowed);
+      verdict.dataset.reason = v.reason;
+      verdict.replaceChildren(h('span', { className: `badge small ${v.allowed ? 'allowed' : 'denied'}` }, v.allowed ? 'allowed' : 'denied'), ' ', h('code', {}, v.reason), ' ', ...breakable(v.message));
+    } catch (error) {
+      if (!(error instanceof ScaleUnitsError)) throw error;
+      verdict.dataset.allowed = '';
+      verdict.dataset.reason = error.code;
+      verdict.replaceChildren(h('span', { className: 'badge small error' }, error.code), ' ', error.message);
+    }
+  };
+  const input = h('input', {
+    type: 'number',
+    id: 'gate-to',
+    min: '0',
+    step: '1',
+    value: String(decision.desired_replicas),
+    'aria-label': 'replicas to propose',
+    oninput: (event) => {
+      const text = event.target.value;
+      if (text !== '' && Number.isInteger(Number(text))) judge(Number(text));
+    },
+  });
+  judge(decision.desired_replicas);
+  return h(
+    'section',
+    { className: 'gate', id: 'gate', 'aria-label': 'What the decision permits' },
+    h('h3', {}, 'What it permits'),
+    h('label', { className: 'gate-change' }, `A change from ${decision.current_replicas} to `, input, ' replicas:'),
+    verdict,
+    reading
+      ? h(
+          'p',
+          { className: 'muted small', id: 'scaler-reading', dataset: { metric: String(reading.metric_value), active: String(reading.active) } },
+          `An external scaler (KEDA) reports the metric ${reading.metric_value} (an HPA with an AverageValue target of 1 settles there), ${reading.active ? 'active' : 'not active'}.`,
+        )
+      : null,
   );
 }
 

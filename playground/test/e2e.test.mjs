@@ -12,6 +12,8 @@ import { startServer } from '../scripts/serve.mjs';
 import { encodeState } from '../src/share.js';
 import { parseText } from '../src/wire.js';
 import { launch } from './browser.mjs';
+// The Node entry of the same bindings-js the site bundles: the core's words to compare with.
+import { derivationText } from '../../bindings-js/src/node.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DIST = resolve(here, '../dist');
@@ -577,18 +579,39 @@ for (const width of WIDTHS) {
       await verdict(p, 'scale_up');
       const steps = await p.$$eval('#derivation li', (items) => items.map((li) => [li.dataset.step, li.textContent]));
       const step = (name) => steps.find(([s]) => s === name)?.[1] ?? '';
-      assert.match(step('target'), /^target ceil\(\d+ \/ \d+\) = \d+$/, `steps: ${JSON.stringify(steps)}`);
-      assert.match(step('bounds'), /^bounds \[\d+, \d+\]/);
+      // The core's words (`derivation-text` through the component), each line exactly as it wrote it.
+      const { request } = await requestState(p);
+      const contractFormat = await p.getAttribute('#editor-contract button[aria-pressed="true"]', 'data-format');
+      const contract = parseText(await p.inputValue('#text-contract'), contractFormat).value;
+      const expected = derivationText({ ...request, contract }).trimEnd().split('\n');
+      assert.deepEqual(steps.map(([, text]) => text), expected);
+      assert.match(step('target'), /^target: ceil\(\d+ \/ \d+\) = \d+$/, `steps: ${JSON.stringify(steps)}`);
+      assert.match(step('bounds'), /^bounds: \[\d+, \d+\]/);
       assert.match(step('step cap'), /scale_up_step/);
       assert.ok(steps.some(([s]) => s === 'growth'), 'the growth gate of a scale-up is listed');
       assert.equal(steps.at(-1)[0], 'decision');
       const replicas = (await p.textContent('#replicas')).match(/(\d+) → (\d+)/);
-      assert.match(steps.at(-1)[1], new RegExp(`scale_up ${replicas[1]} → ${replicas[2]} \\(target_tracking`));
+      assert.match(steps.at(-1)[1], new RegExp(`^decision: scale_up ${replicas[1]} -> ${replicas[2]} \\(target_tracking`));
       // Between the reasons and the evidence, inside the decision.
       const order = await p.$$eval('#decision #reasons, #decision #derivation, #decision #evidence', (els) => els.map((e) => e.id));
       assert.deepEqual(order, ['reasons', 'derivation', 'evidence']);
       await fits(p, 'the derivation');
       await p.locator('#derivation').screenshot({ path: join(SHOTS, `14-derivation-${width}.png`) });
+
+      // What it permits: a proposed count judged by the component's gate, in the core's words.
+      const gateState = () => p.$eval('#gate-verdict', (el) => [el.dataset.allowed, el.dataset.reason, el.textContent]);
+      const [allowed, why, words] = await gateState();
+      assert.deepEqual([allowed, why], ['true', 'within_decision']);
+      assert.match(words, new RegExp(`${replicas[1]} -> ${replicas[2]} replicas allowed`));
+      assert.equal(await p.getAttribute('#scaler-reading', 'data-metric'), replicas[2]);
+      await p.fill('#gate-to', String(Number(replicas[2]) + 1));
+      await p.waitForSelector('#gate-verdict[data-reason="past_desired"]');
+      assert.match((await gateState())[2], /denied/);
+      await p.fill('#gate-to', '10001');
+      await p.waitForSelector('#gate-verdict[data-reason="invalid_field"]');
+      await p.fill('#gate-to', String(replicas[1]));
+      await p.waitForSelector('#gate-verdict[data-reason="no_change"]');
+      await fits(p, 'the gate');
 
       // Two faults at once: the stateless block flag and a missing required axis.
       await replaceIn(p, 'contract', '"block_scale_down_with_active": false', '"block_scale_down_with_active": true');
@@ -793,6 +816,29 @@ for (const width of WIDTHS) {
       assert.equal(await again.inputValue('#cmp-b'), 'editor', 'a removed snapshot leaves the choice');
       assert.equal(await again.locator('#cmp-b option[value^="snapshot:"]').count(), 0);
       await again.close();
+    });
+
+    test('compare: a refused contract B shows its error and nothing else where the chart would be', async () => {
+      await pick(p, 'api-gateway');
+      await verdict(p, 'scale_up');
+      await p.selectOption('#cmp-a', 'origin');
+      await p.selectOption('#cmp-b', 'editor');
+      await p.waitForSelector('#cmp-diff[data-changes="0"]');
+      await replaceIn(p, 'contract', '"min_replicas": 2', '"min_replicas": -1');
+      const problem = await p.waitForSelector('#cmp-output .problem[data-side="b"]');
+      assert.match(await problem.textContent(), /^B \(.+\): [a-z_]+/);
+      assert.equal(await p.locator('#cmp-output .problem[data-side="a"]').count(), 0);
+      // Neither the chart nor the summary ran: no stray text stands in for them.
+      assert.equal(await p.locator('#cmp-chart').count(), 0);
+      assert.equal(await p.locator('#cmp-summary').count(), 0);
+      const text = await p.textContent('#cmp-output');
+      assert.doesNotMatch(text, /null|undefined/, text);
+      const strays = await p.$$eval('#cmp-output', ([out]) => [...out.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent));
+      assert.deepEqual(strays, [], 'every part of the comparison is an element');
+      await replaceIn(p, 'contract', '"min_replicas": -1', '"min_replicas": 2');
+      await p.waitForSelector('#cmp-diff[data-changes="0"]');
+      await p.waitForSelector('#cmp-chart');
+      assert.equal(await p.locator('#cmp-output .problem').count(), 0);
     });
 
     test('the documents open from the page and lead back to it', async () => {

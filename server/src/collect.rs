@@ -1,8 +1,10 @@
 //! The evidence collectors: each unit's sources file ([`sources`]) read into SPEC §5
 //! observations and stored in the unit registry ([`Units`]), as a push would be.
 //!
-//! - `prometheus`: an instant query answering exactly one sample; its timestamp (never later
-//!   than the collector's clock, floored to the second) is `observed_at`.
+//! - `prometheus`: an instant query answering exactly one sample, dated by the sample's own time
+//!   (`timestamp()` of the query, [`prometheus::query_dated`]; never later than the collector's
+//!   clock, floored to the second): that is `observed_at`, and a sample older than `max_age_s`
+//!   is refused (`stale`).
 //! - `redis`: `LLEN`, `XLEN`, `ZCARD`, `SCARD`, `GET`, `HGET`; `observed_at` is the read time.
 //! - `static`: a configured value, combined with observed fields in one observation.
 //! - safety: the firing alerts (`ALERTS{alertstate="firing"}`) among the named ones; the first
@@ -53,7 +55,7 @@ pub const CONCURRENT_UNITS: usize = 8;
 pub struct Refusal {
     /// A stable cause (`query_error`, `timeout`, `empty_result`, `several_series`, `nan`,
     /// `infinite`, `negative`, `past_bound`, `not_integer`, `not_a_number`, `bad_answer`,
-    /// `redis_error`, `missing_key`, `stale`, `refused`, `store_error`, `no_contract`, and for the
+    /// `undated`, `redis_error`, `missing_key`, `stale`, `refused`, `store_error`, `no_contract`, and for the
     /// replica count `unconfirmed`: a read contradicting a count the webhook admitted).
     pub cause: &'static str,
     /// What happened, for the log (no credentials).
@@ -336,8 +338,9 @@ impl Collector {
     ) -> Result<Value, Refusal> {
         let field = self.number(sources, &replicas.count, Round::Floor, true).await?;
         let count = u64::try_from(field.value).map_err(|_| Refusal::new("negative", "a negative count"))?;
-        if count > 10_000 {
-            return Err(Refusal::new("past_bound", format!("{count} replicas is past SPEC's 10000")));
+        let max = scale_units_core::LIMITS.max_replicas;
+        if count > max {
+            return Err(Refusal::new("past_bound", format!("{count} replicas is past SPEC's {max}")));
         }
         let (observed_at, expires_at) = self.times(&[field.at_ms], replicas.max_age_s)?;
         let evidence = json!({
@@ -504,7 +507,7 @@ impl Collector {
             .get(&query.server)
             .ok_or_else(|| Refusal::new("query_error", format!("no Prometheus server {}", query.server)))?;
         let started = Instant::now();
-        let answer = prometheus::query(server, &query.query).await;
+        let answer = prometheus::query_dated(server, &query.query).await;
         self.units.collect_stats().read_took(started.elapsed());
         let answer = answer?;
         let sample = match answer.samples.as_slice() {
@@ -538,13 +541,15 @@ impl Collector {
         if exact && (rounded - scaled).abs() > f64::EPSILON {
             return Err(Refusal::new("not_integer", format!("the sample {value} is not an integer")));
         }
-        if rounded > 1e15 {
+        #[expect(clippy::cast_precision_loss, reason = "10^15 is exact in an f64")]
+        let max = scale_units_core::LIMITS.max_amount as f64;
+        if rounded > max {
             return Err(Refusal::new("past_bound", format!("{rounded} is past SPEC's 10^15")));
         }
         #[expect(clippy::cast_possible_truncation, reason = "finite, within 0..=10^15, integral")]
         let integer = rounded as i128;
         let origin = format!("prometheus.{}", query.server);
-        let read = (origin.clone(), query.query.clone(), answer.body.to_vec());
+        let read = (origin.clone(), query.query.clone(), answer.read_bytes());
         Ok(Field { value: integer, at_ms: Some(sample.at_ms), origin, read })
     }
 }
@@ -553,7 +558,7 @@ fn check_integer(value: i128) -> Result<(), Refusal> {
     if value < 0 {
         return Err(Refusal::new("negative", format!("the value is negative ({value})")));
     }
-    if value > 1_000_000_000_000_000 {
+    if value > i128::from(scale_units_core::LIMITS.max_amount) {
         return Err(Refusal::new("past_bound", format!("{value} is past SPEC's 10^15")));
     }
     Ok(())

@@ -153,32 +153,31 @@ impl Default for KedaConfig {
     }
 }
 
-/// The replicas a reading makes the HPA settle on: the decision's `desired_replicas` for a
-/// scale, the current count for `hold` and `blocked`.
+/// The replicas a reading makes the HPA settle on: the core's reading of the decision (SPEC
+/// §12.2, `scale_units_core::gate::settle`): `desired_replicas` for a scale, the current count for
+/// `hold` and `blocked`.
 ///
 /// # Errors
 /// `NotFound` for [`UnitReading::NoContract`].
 pub fn metric_value(reading: &UnitReading) -> Result<u64, Status> {
     match *reading {
         UnitReading::NoContract => Err(Status::not_found("no contract is registered for this unit")),
-        UnitReading::Decided { action: ActionKind::ScaleUp | ActionKind::ScaleDown, desired_replicas, .. } => {
-            Ok(desired_replicas)
+        UnitReading::Decided { action, desired_replicas, current_replicas } => {
+            Ok(scale_units_core::gate::settle(action, desired_replicas, current_replicas).0)
         }
-        UnitReading::Decided { current_replicas, .. } => Ok(current_replicas),
     }
 }
 
-/// Whether KEDA should keep the unit active: `false` for a `scale_down` or `hold` decision whose
-/// `desired_replicas` is zero (the contract allows zero), and for a `blocked` decision at zero
-/// replicas (blocked holds the current count: waking the unit to one replica is a change the
-/// decision did not allow); `true` for everything else, no contract and errors included, so that
-/// KEDA never scales a unit to zero on missing knowledge.
+/// Whether KEDA should keep the unit active: the core's reading of the decision (SPEC §12.2) —
+/// inactive only when the decision rests at or goes to zero — and `true` for everything else, no
+/// contract and errors included, so that KEDA never scales a unit to zero on missing knowledge.
 pub fn is_active(reading: &Result<UnitReading, SourceError>) -> bool {
-    !matches!(
-        reading,
-        Ok(UnitReading::Decided { action: ActionKind::ScaleDown | ActionKind::Hold, desired_replicas: 0, .. }
-            | UnitReading::Decided { action: ActionKind::Blocked, current_replicas: 0, .. })
-    )
+    match *reading {
+        Ok(UnitReading::Decided { action, desired_replicas, current_replicas }) => {
+            scale_units_core::gate::settle(action, desired_replicas, current_replicas).1
+        }
+        Ok(UnitReading::NoContract) | Err(_) => true,
+    }
 }
 
 /// The unit a ScaledObject names: its namespace and the `unit` metadata, or its own name.
@@ -228,7 +227,8 @@ impl<S: DecisionSource> KedaScaler<S> {
         let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
         // The acceptor sets TCP_NODELAY (small replies must not wait for Nagle's algorithm), keeps
         // the connection cap and the preface deadline, and completes TLS handshakes.
-        let incoming = match Acceptor::start(listener, self.config.tls.clone(), Protocol::Grpc, limits) {
+        let incoming = match Acceptor::start(listener, self.config.tls.clone(), Protocol::Grpc, limits, Arc::default())
+        {
             Ok(acceptor) => acceptor.into_stream(),
             Err(error) => {
                 eprintln!("scale-units serve: the KEDA external scaler cannot start: {error}");
@@ -280,7 +280,8 @@ async fn read_unit<S: DecisionSource>(
     }
 }
 
-/// Writes the audit line of a KEDA answer (summarized when it repeats the unit's previous one).
+/// Writes the audit line of a KEDA answer (summarized when it repeats the unit's previous one);
+/// `Unavailable` when it could not be written in blocking-strict mode.
 async fn audit_answer(
     audit: Option<&AuditLog>,
     call: &str,
@@ -289,8 +290,8 @@ async fn audit_answer(
     reading: &Result<UnitReading, SourceError>,
     facts: Option<(DecisionFacts, String)>,
     answer: serde_json::Value,
-) {
-    let Some(audit) = audit else { return };
+) -> Result<(), Status> {
+    let Some(audit) = audit else { return Ok(()) };
     let mut record = AuditRecord::new("keda");
     record.unit = Some(match unit_of(reference) {
         Ok((namespace, name)) => format!("{namespace}/{name}"),
@@ -317,7 +318,7 @@ async fn audit_answer(
             Some(ErrorFacts { code: "unknown_unit".to_owned(), message: "no contract is registered".to_owned() });
     }
     record.detail = serde_json::json!({"call": call, "answer": answer});
-    audit.record_keda(record).await;
+    audit.record_keda(record).await.map_err(|error| Status::unavailable(error.to_string()))
 }
 
 type ActiveStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<IsActiveResponse, Status>> + Send>>;
@@ -330,7 +331,8 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
         let result = is_active(&reading);
         let peer = request.extensions().get::<Peer>();
         let answer = serde_json::json!({"active": result});
-        audit_answer(self.config.audit.as_deref(), "IsActive", request.get_ref(), peer, &reading, facts, answer).await;
+        audit_answer(self.config.audit.as_deref(), "IsActive", request.get_ref(), peer, &reading, facts, answer)
+            .await?;
         Ok(Response::new(IsActiveResponse { result }))
     }
 
@@ -368,8 +370,14 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
                 let (reading, facts) = read_unit(&*source, &reference).await;
                 let active = is_active(&reading);
                 let answer = serde_json::json!({"active": active});
-                audit_answer(audit.as_deref(), "StreamIsActive", &reference, peer.as_ref(), &reading, facts, answer)
-                    .await;
+                if let Err(status) =
+                    audit_answer(audit.as_deref(), "StreamIsActive", &reference, peer.as_ref(), &reading, facts, answer)
+                        .await
+                {
+                    // Blocking-strict: no unaudited answer; the stream ends and KEDA reconnects.
+                    let _ = sender.send(Err(status)).await;
+                    return;
+                }
                 if last != Some(active) {
                     if sender.send(Ok(IsActiveResponse { result: active })).await.is_err() {
                         return;
@@ -408,7 +416,7 @@ impl<S: DecisionSource> ExternalScaler for KedaScaler<S> {
             None => serde_json::json!({"status": "Unavailable"}),
         };
         audit_answer(self.config.audit.as_deref(), "GetMetrics", &reference, peer.as_ref(), &reading, facts, answer)
-            .await;
+            .await?;
         let reading = reading
             .map_err(|error| Status::unavailable(format!("no decision for unit {namespace}/{name}: {error}")))?;
         let replicas = metric_value(&reading)?;

@@ -3,38 +3,47 @@
 //! for `UPDATE` of `deployments/scale` and `statefulsets/scale` (an `autoscaling/v1` `Scale`: what
 //! the HPA and `kubectl scale` send) and of `deployments` and `statefulsets` themselves.
 //!
-//! The unit (`namespace/name` of the workload) is evaluated with the old replica count as current.
-//! A change is allowed when the count does not change, or when it moves in the decision's
-//! direction without passing `desired_replicas`. Everything else is denied — above all any change
-//! while the decision is `blocked` — with a message naming the reasons and the decision id. A
+//! The unit (`namespace/name` of the workload) is evaluated with the old replica count as current,
+//! and the change judged by the core's gate (SPEC §12, `scale_units_core::gate`): allowed when the
+//! count does not change, when it moves in the decision's direction without passing
+//! `desired_replicas`, or when a workload outside its contract's bounds moves back toward them.
+//! Everything else is denied — above all any change while the decision is `blocked` — with the
+//! gate's message naming the reasons and the decision id. A
 //! unit without a contract is allowed with a warning. Evidence that cannot be read (Redis down)
 //! denies. A body that is not an `AdmissionReview` gets a well-formed denial, never a 500. In dry
 //! run, a denial is answered `allowed` with the would-be denial as a warning.
 //!
-//! Two ways past a denial, each allowed with a warning and counted: a workload outside its
-//! contract's bounds may move back toward them ([`recovery`]), and a member of an override group
-//! may break glass ([`breakglass`]). Every review is written to the audit log ([`Reviewed::record`]).
+//! Two ways past a denial, each allowed with a warning and counted: a recovery toward the bounds
+//! (the gate's), and a member of an override group may break glass ([`breakglass`]: who may is
+//! the webhook's policy, not the gate's). Every review is written to the audit log ([`Reviewed::record`]).
 //!
 //! An admitted change is recorded ([`Units::record_admission`]) before the answer leaves; one that
 //! cannot be recorded is denied. A review already admitted (the same uid and change: the API
 //! server retried it) is answered allowed again and recorded once.
 //! Only an authenticated review (the service decides: [`AdmissionOptions::unauthenticated`])
 //! records the unit's last scale action, and only outside any dry run; any other is judged and
-//! answered without the decision's id, reasons, bounds or warnings.
+//! answered without the decision's id, reasons, bounds or warnings, never breaks glass, never
+//! counts as a recovery, and is audited with its connection's address and its claimed user.
+//!
+//! A body is read up to [`MAX_REVIEW_BYTES`] and parsed into the few fields judged by, the rest
+//! skipped unread (no tree of the objects), at most two at once; a key named twice anywhere in it
+//! is a malformed review.
 
 pub mod breakglass;
-pub mod recovery;
 pub mod tls;
 
-use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::autoscaling::v1::Scale;
-use kube_core::DynamicObject;
-use kube_core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use scale_units_core::{ActionKind, Decision};
+use std::collections::BTreeMap;
+
+use kube_core::TypeMeta;
+use kube_core::admission::{AdmissionResponse, Operation};
+use scale_units_core::gate::{self, Bounds, ChangeKind, Evaluated, GateReason, GateVerdict};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
 use crate::collect::sources::WorkloadKind;
+use crate::listen::Peer;
 use crate::units::{AdmittedChange, UnitKey, UnitVerdict, Units};
 
 /// The audit annotation carrying the decision id of an admitted change (the API server prefixes
@@ -76,9 +85,22 @@ pub struct AdmissionOptions {
     pub override_groups: Vec<String>,
     /// The caller did not authenticate (no client certificate of the webhook's CA, no bearer
     /// token): the review is judged, but no scale action is recorded from it, and its answer
-    /// names no decision, reason or bound (the audit log keeps them).
+    /// names no decision, reason or bound (the audit log keeps them). Its `userInfo` is a claim:
+    /// it never overrides a denial nor counts as a recovery, and the audit log names its peer.
     pub unauthenticated: bool,
+    /// The connection the review came on (its address goes to the audit log).
+    pub peer: Option<Peer>,
 }
+
+/// Largest `AdmissionReview` body read: a review carries the object and the old object, each at
+/// most what etcd stores (1.5 MiB, its default `--max-request-bytes`), and an envelope (uid,
+/// resource, user, options) given 64 KiB.
+pub const MAX_REVIEW_BYTES: usize = 2 * (3 << 19) + (64 << 10);
+
+/// Reviews parsed at once; the others wait their turn (their bodies are read already).
+const PARSED_AT_ONCE: usize = 2;
+
+static PARSING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(PARSED_AT_ONCE);
 
 /// The one warning of an answer to an unauthenticated review.
 pub const UNAUTHENTICATED_WARNING: &str = concat!(
@@ -109,7 +131,12 @@ pub async fn review(units: &Units, body: &[u8], dry_run: bool) -> Value {
 pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions) -> Reviewed {
     let dry_run = options.dry_run;
     let unanswerable = |review| Reviewed { review, record: None, overridden: None, recovered: false };
-    let review: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
+    let parsed = {
+        // INVARIANT: the semaphore is a static that is never closed.
+        let _turn = PARSING.acquire().await.ok();
+        crate::strict::check(body).and_then(|()| serde_json::from_slice::<ReviewIn>(body))
+    };
+    let review = match parsed {
         Ok(review) => review,
         Err(error) => {
             return unanswerable(malformed(
@@ -118,9 +145,9 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             ));
         }
     };
-    let request: AdmissionRequest<DynamicObject> = match review.try_into() {
-        Ok(request) => request,
-        Err(_) => return unanswerable(malformed(body, "the AdmissionReview has no request")),
+    let types = TypeMeta { api_version: review.api_version, kind: review.kind };
+    let Some(request) = review.request else {
+        return unanswerable(malformed(body, "the AdmissionReview has no request"));
     };
     let Judged { mut outcome, changes, facts } = admit(units, &request).await;
     // A review already admitted (the API server retried it) is answered as it was and recorded
@@ -145,9 +172,15 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
     }
     let username = request.user_info.username.clone().unwrap_or_default();
     let groups = request.user_info.groups.clone().unwrap_or_default();
-    // Break glass: a member of an override group is let through a denial, never silently.
+    // Break glass: a member of an override group is let through a denial, never silently. The
+    // membership is the API server's word: a review that did not authenticate only claims it
+    // (anyone who reaches the port can write `userInfo`), and overrides nothing.
+    let claimed_override =
+        options.unauthenticated && options.override_groups.iter().any(|group| groups.contains(group));
     let mut overridden: Option<OverrideFacts> = None;
-    if let Outcome::Deny { message, decision_id } = &mut outcome {
+    if let Outcome::Deny { message, decision_id } = &mut outcome
+        && !options.unauthenticated
+    {
         let annotations = request.object.as_ref().and_then(|object| object.metadata.annotations.as_ref());
         match breakglass::check(&options.override_groups, &username, &groups, annotations, jiff::Timestamp::now()) {
             breakglass::Check::Granted(granted) => {
@@ -206,9 +239,20 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             warnings.push(message);
         }
     }
+    // A recovery is a judgment of the change alone; from a review that did not authenticate it is
+    // answered the same, but neither counted nor logged as one.
+    let recovered = facts.recovery && !options.unauthenticated;
     let mut record = AuditRecord::new("admission").decision(facts.decision);
     record.unit = facts.unit;
-    record.caller = Caller { username: Some(username), groups: Some(groups), ..Caller::default() };
+    record.caller = Caller::peer(options.peer.as_ref());
+    let claimed_user = if options.unauthenticated {
+        // Its user is a claim: kept apart from the caller, who is known by its address only.
+        Some(serde_json::json!({"username": username, "groups": groups}))
+    } else {
+        record.caller.username = Some(username);
+        record.caller.groups = Some(groups);
+        None
+    };
     record.component_digest = facts.component_digest;
     record.error = facts.error;
     record.allowed = Some(dry_run || matches!(outcome, Outcome::Allow { .. }));
@@ -224,10 +268,15 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         "change": facts.change.map(|(from, to)| serde_json::json!({"from": from, "to": to})),
         "dry_run": request.dry_run,
         "webhook_dry_run": dry_run,
-        "recovery": facts.recovery,
+        "recovery": recovered,
         "message": message,
         "authenticated": !options.unauthenticated,
     });
+    if let (Some(claimed), Some(detail)) = (claimed_user, record.detail.as_object_mut()) {
+        detail.insert("unauthenticated_attempt".to_owned(), Value::Bool(true));
+        detail.insert("claimed_user".to_owned(), claimed);
+        detail.insert("claimed_override".to_owned(), Value::Bool(claimed_override));
+    }
     if options.unauthenticated {
         outcome = match outcome {
             Outcome::Allow { .. } => Outcome::Allow { warnings: Vec::new(), decision_id: None },
@@ -245,7 +294,9 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             warnings.push(UNAUTHENTICATED_WARNING.to_owned());
         }
     }
-    let mut response = AdmissionResponse::from(&request);
+    let mut response = AdmissionResponse::invalid("");
+    (response.types, response.uid, response.allowed, response.result) =
+        (types, request.uid.clone(), true, kube_core::Status::default());
     match outcome {
         Outcome::Allow { warnings, decision_id } => {
             if let Some(id) = decision_id {
@@ -268,7 +319,7 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             }
         }
     }
-    Reviewed { review: to_json(response), record: Some(record), overridden: group, recovered: facts.recovery }
+    Reviewed { review: to_json(response), record: Some(record), overridden: group, recovered }
 }
 
 /// What the ledger keeps of an admitted review.
@@ -282,10 +333,15 @@ fn admitted_change<'a>(uid: &'a str, change: Option<(u64, u64)>, outcome: &'a Ou
 fn malformed(body: &[u8], message: &str) -> Value {
     let mut response = AdmissionResponse::invalid(format!("scale-units: {message}"));
     response.result.code = 400;
-    if let Some(uid) = serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|value| value.pointer("/request/uid").and_then(Value::as_str).map(str::to_owned))
-    {
+    #[derive(Deserialize)]
+    struct Uid {
+        request: Option<UidOf>,
+    }
+    #[derive(Deserialize)]
+    struct UidOf {
+        uid: Option<String>,
+    }
+    if let Some(uid) = serde_json::from_slice::<Uid>(body).ok().and_then(|review| review.request?.uid) {
         response.uid = uid;
     }
     to_json(response)
@@ -318,7 +374,7 @@ impl Workload {
     }
 }
 
-async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judged {
+async fn admit(units: &Units, request: &RequestIn) -> Judged {
     let allow = || Judged {
         outcome: Outcome::Allow { warnings: Vec::new(), decision_id: None },
         changes: None,
@@ -379,30 +435,21 @@ async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judg
     }
     let change = format!("{key} {old} -> {new} replicas");
     let mut facts = Facts { unit: Some(key.to_string()), change: Some((old, new)), ..Facts::default() };
-    let bounds = units.bounds(&key);
-    // Below the floor the evaluator cannot decide (replicas_out_of_bounds): recovery alone judges,
-    // and needs no evidence.
-    if let Some((min, max)) = bounds
-        && old < min
+    let bounds = units.bounds(&key).map(|(min_replicas, max_replicas)| Bounds { min_replicas, max_replicas });
+    // Below the floor the evaluator cannot decide (replicas_out_of_bounds): the core's gate judges
+    // a recovery, which needs no evidence.
+    if let Some(bounds) = bounds
+        && old < bounds.min_replicas
     {
         facts.error = Some(ErrorFacts {
             code: "replicas_out_of_bounds".to_owned(),
-            message: format!("current_replicas {old} is below the contract floor (min_replicas {min})"),
+            message: format!(
+                "current_replicas {old} is below the contract floor (min_replicas {})",
+                bounds.min_replicas
+            ),
         });
-        let outcome = match recovery::judge(&key.to_string(), old, new, (min, max)) {
-            recovery::Recovery::Toward(warning) => {
-                facts.recovery = true;
-                Outcome::Allow { warnings: vec![warning], decision_id: None }
-            }
-            recovery::Recovery::Refused(why) => {
-                Outcome::Deny { message: format!("scale-units: {change} denied: {why}"), decision_id: None }
-            }
-            // Unreachable (old < min); still a denial, never an unchecked change.
-            recovery::Recovery::Within => Outcome::Deny {
-                message: format!("scale-units: {change} denied: below the contract's floor"),
-                decision_id: None,
-            },
-        };
+        let verdict = gate::judge(Evaluated::BelowFloor { current_replicas: old, bounds }, new, ChangeKind::Scale);
+        let outcome = outcome_of(&key, &verdict, &mut facts, None);
         return Judged { outcome, changes: Some(key), facts };
     }
     match units.decide(&key, Some(old)).await {
@@ -420,20 +467,11 @@ async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judg
             UnitVerdict::Decided { decision, .. } => {
                 facts.decision = Some(DecisionFacts::of(&decision));
                 facts.component_digest = decided.provenance.map(|provenance| provenance.component_digest.clone());
-                let mut outcome = judge(&change, old, new, &decision);
-                // Above the ceiling, a move back toward it stands whatever the decision.
-                if let Outcome::Deny { message, decision_id } = &mut outcome
-                    && let Some(bounds) = bounds
-                {
-                    match recovery::judge(&key.to_string(), old, new, bounds) {
-                        recovery::Recovery::Toward(warning) => {
-                            facts.recovery = true;
-                            outcome = Outcome::Allow { warnings: vec![warning], decision_id: decision_id.clone() };
-                        }
-                        recovery::Recovery::Refused(why) => message.push_str(&format!("; {why}")),
-                        recovery::Recovery::Within => {}
-                    }
-                }
+                let id = decision.decision_id.clone();
+                // A unit with a decision has a contract; its bounds were read a moment before.
+                let bounds = bounds.unwrap_or(Bounds { min_replicas: 0, max_replicas: u64::MAX });
+                let verdict = gate::judge(Evaluated::Decided { decision, bounds }, new, ChangeKind::Scale);
+                let outcome = outcome_of(&key, &verdict, &mut facts, Some(id));
                 Judged { outcome, changes: Some(key), facts }
             }
         },
@@ -445,59 +483,150 @@ async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judg
     }
 }
 
-/// Allowed: a move in the decision's direction that does not pass `desired_replicas`.
-fn judge(change: &str, old: u64, new: u64, decision: &Decision) -> Outcome {
-    let desired = decision.desired_replicas;
-    let fits = match decision.action {
-        ActionKind::ScaleUp => new > old && new <= desired,
-        ActionKind::ScaleDown => new < old && new >= desired,
-        ActionKind::Hold | ActionKind::Blocked => false,
-    };
-    let id = decision.decision_id.clone();
-    if fits {
-        let mut warnings = Vec::new();
-        if decision.drain_required {
-            warnings.push(format!("scale-units: drain the removed replicas first (decision {id})"));
+/// The review's outcome for the core gate's verdict (SPEC §12.1): its words after the unit's
+/// name; a recovery is marked in the facts, and a drain asked of an allowed scale-down is a
+/// warning of its own.
+fn outcome_of(key: &UnitKey, verdict: &GateVerdict, facts: &mut Facts, decision_id: Option<String>) -> Outcome {
+    let said = format!("scale-units: {key} {}", verdict.message);
+    if !verdict.allowed {
+        return Outcome::Deny { message: said, decision_id };
+    }
+    let warnings = match verdict.reason {
+        GateReason::RecoveryTowardMin | GateReason::RecoveryTowardMax => {
+            facts.recovery = true;
+            vec![said]
         }
-        return Outcome::Allow { warnings, decision_id: Some(id) };
-    }
-    let why = match decision.action {
-        ActionKind::Blocked => "the decision is blocked".to_owned(),
-        ActionKind::Hold => format!("the decision is hold at {old}"),
-        ActionKind::ScaleUp if new < old => format!("the decision is scale_up to {desired}, not down"),
-        ActionKind::ScaleDown if new > old => format!("the decision is scale_down to {desired}, not up"),
-        ActionKind::ScaleUp => format!("the decision is scale_up to at most {desired}"),
-        ActionKind::ScaleDown => format!("the decision is scale_down to at least {desired}"),
+        _ => match (&verdict.decision, &decision_id) {
+            (Some(decision), Some(id)) if decision.drain_required => {
+                vec![format!("scale-units: drain the removed replicas first (decision {id})")]
+            }
+            _ => Vec::new(),
+        },
     };
-    let reasons: Vec<String> =
-        decision.reasons.iter().map(|reason| format!("{} ({})", reason.as_str(), reason.describe())).collect();
-    Outcome::Deny {
-        message: format!("scale-units: {change} denied: {why}; reasons: {}; decision {id}", reasons.join("; ")),
-        decision_id: Some(id),
-    }
+    Outcome::Allow { warnings, decision_id }
 }
 
 /// `spec.replicas` of a `Scale` (absent: 0) or of a Deployment or StatefulSet (absent: 1, the
-/// Kubernetes default), read through the Kubernetes API types.
-fn replicas(object: &DynamicObject, workload: Workload, scale: bool) -> Result<u64, String> {
-    let value = serde_json::to_value(object).map_err(|error| format!("the object cannot be read: {error}"))?;
-    let count = if scale {
-        let scale: Scale = serde_json::from_value(value)
-            .map_err(|error| format!("the object is not an autoscaling/v1 Scale: {error}"))?;
-        scale.spec.and_then(|spec| spec.replicas).unwrap_or(0)
-    } else {
-        match workload {
-            Workload::Deployment => {
-                let deployment: Deployment = serde_json::from_value(value)
-                    .map_err(|error| format!("the object is not an apps/v1 Deployment: {error}"))?;
-                deployment.spec.and_then(|spec| spec.replicas).unwrap_or(1)
-            }
-            Workload::StatefulSet => {
-                let set: StatefulSet = serde_json::from_value(value)
-                    .map_err(|error| format!("the object is not an apps/v1 StatefulSet: {error}"))?;
-                set.spec.and_then(|spec| spec.replicas).unwrap_or(1)
-            }
-        }
-    };
+/// Kubernetes default).
+fn replicas(object: &ObjectIn, _workload: Workload, scale: bool) -> Result<u64, String> {
+    let count = object.spec.as_ref().and_then(|spec| spec.replicas).unwrap_or(if scale { 0 } else { 1 });
     u64::try_from(count).map_err(|_| format!("spec.replicas is negative ({count})"))
+}
+
+/// What the webhook reads of an `AdmissionReview` (`admission.k8s.io/v1`): every other field, of
+/// the review and of its objects, is skipped as it is read (serde's `IgnoredAny`), never built
+/// into a tree, so a review costs its body and a few small strings whatever it carries.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReviewIn {
+    api_version: String,
+    kind: String,
+    #[serde(default)]
+    request: Option<RequestIn>,
+}
+
+/// The fields of a review's `request` the webhook judges by.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RequestIn {
+    uid: String,
+    #[serde(rename = "kind")]
+    _kind: IgnoredAny,
+    resource: ResourceIn,
+    #[serde(default)]
+    sub_resource: Option<String>,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    operation: Operation,
+    user_info: UserIn,
+    #[serde(default)]
+    object: Option<ObjectIn>,
+    #[serde(default)]
+    old_object: Option<ObjectIn>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// `request.resource`.
+#[derive(Deserialize)]
+struct ResourceIn {
+    #[serde(default)]
+    group: String,
+    resource: String,
+}
+
+/// `request.userInfo`: what the API server says of the requester.
+#[derive(Deserialize)]
+struct UserIn {
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    groups: Option<Vec<String>>,
+}
+
+/// An object of a review (a `Scale`, a Deployment, a StatefulSet): its replica count and the
+/// override annotations, nothing else.
+#[derive(Deserialize)]
+struct ObjectIn {
+    #[serde(default)]
+    metadata: MetadataIn,
+    #[serde(default)]
+    spec: Option<SpecIn>,
+}
+
+#[derive(Default, Deserialize)]
+struct MetadataIn {
+    #[serde(default, deserialize_with = "override_annotations")]
+    annotations: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize)]
+struct SpecIn {
+    #[serde(default)]
+    replicas: Option<i32>,
+}
+
+/// The object's annotations, keeping the break-glass ones only ([`breakglass::REASON_ANNOTATION`],
+/// [`breakglass::EXPIRES_ANNOTATION`]); the others' values are skipped unread.
+fn override_annotations<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<BTreeMap<String, String>>, D::Error> {
+    struct Annotations;
+    impl<'de> serde::de::Visitor<'de> for Annotations {
+        type Value = Option<BTreeMap<String, String>>;
+
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("a map of annotations")
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+            deserializer.deserialize_map(self)
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut kept = BTreeMap::new();
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == breakglass::REASON_ANNOTATION || key == breakglass::EXPIRES_ANNOTATION {
+                    let value = map.next_value::<String>()?;
+                    if kept.insert(key.clone().into_owned(), value).is_some() {
+                        return Err(serde::de::Error::custom(format!("duplicate annotation `{key}`")));
+                    }
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(Some(kept))
+        }
+    }
+    deserializer.deserialize_option(Annotations)
 }

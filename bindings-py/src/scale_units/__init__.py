@@ -25,6 +25,7 @@ from .decision import (
 from .derivation import DemandCheck, Derivation, DerivationTarget, EngineCheck, EvidenceVerdict, Fault, QuotaCheck
 from .errors import MAX_REQUEST_BYTES, ErrorCode, HostError, RequestTooLargeError, ScaleUnitsError, UnsupportedError
 from .evaluator import Evaluator, component_digest
+from .gate import ChangeKind, ErrorValue, GateReason, GateVerdict, Limits, ProposedChange, ScalerReading
 from .typed import (
     CapacityDemand,
     CapacityObservation,
@@ -60,6 +61,13 @@ __all__ = [
     "Fault",
     "QuotaCheck",
     "UnsupportedError",
+    "ChangeKind",
+    "ErrorValue",
+    "GateReason",
+    "GateVerdict",
+    "Limits",
+    "ProposedChange",
+    "ScalerReading",
     "PartitionLeaseContract",
     "QuotaBinding",
     "QuotaObservation",

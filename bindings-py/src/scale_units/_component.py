@@ -21,14 +21,28 @@ from wasmtime import component as wc
 
 from .errors import HostError, ScaleUnitsError
 
-#: The exported interface names this package speaks, newest first: a component of WIT 0.1.x
-#: still loads and serves every function it has (DECISIONS.md, "WIT 0.2.0").
-INTERFACES = ("scale-units:evaluator/evaluator@0.2.0", "scale-units:evaluator/evaluator@0.1.0")
+#: The exported interface names this package speaks, newest first: a component of WIT 0.2.x or
+#: 0.1.x still loads and serves every function it has (DECISIONS.md, "WIT 0.2.0").
+INTERFACES = (
+    "scale-units:evaluator/evaluator@0.3.0",
+    "scale-units:evaluator/evaluator@0.2.0",
+    "scale-units:evaluator/evaluator@0.1.0",
+)
 #: The interface of the WIT this package was written for.
 INTERFACE = INTERFACES[0]
-#: Functions added in WIT 0.2.0: a 0.1.x component lacks them, and calling one raises
-#: ``UnsupportedError``.
-OPTIONAL_FUNCTIONS = ("derive-json", "diagnose-request-json", "diagnose-contract-json")
+#: Functions added after WIT 0.1.0, with the version that added them: an older component lacks
+#: them, and calling one raises ``UnsupportedError``.
+ADDED_IN = {
+    "derive-json": "0.2.0",
+    "diagnose-request-json": "0.2.0",
+    "diagnose-contract-json": "0.2.0",
+    "gate-json": "0.3.0",
+    "scaler-reading-json": "0.3.0",
+    "validate-observations-json": "0.3.0",
+    "derivation-text": "0.3.0",
+    "limits-json": "0.3.0",
+}
+OPTIONAL_FUNCTIONS = tuple(ADDED_IN)
 #: The functions the facade calls that every supported component has.
 FUNCTIONS = (
     "evaluate",
@@ -102,7 +116,7 @@ class Runtime:
         return instance
 
     def has(self, name: str) -> bool:
-        """Whether the component exports the function ``name`` (a 0.1.x one lacks the 0.2.0 ones)."""
+        """Whether the component exports the function ``name`` (an older one lacks those of ``ADDED_IN``)."""
         return name in self._instance().funcs
 
     def param_type(self, name: str) -> wc.ValType:
@@ -133,6 +147,12 @@ class Runtime:
         raises ``ScaleUnitsError`` for the error case."""
         return unwrap(self.call(name, *args), name)
 
+    def call_untagged(self, name: str, *args: Any) -> Any:
+        """Calls an export returning ``result<string, evaluation-error>`` or ``result<_,
+        evaluation-error>``: returns the string (or ``None``), raises ``ScaleUnitsError`` for the
+        error case."""
+        return unwrap_untagged(self.call(name, *args), name)
+
 
 def unwrap(value: Any, name: str) -> Any:
     """The ok payload of a raw ``result``, or ``ScaleUnitsError`` from its error record."""
@@ -142,6 +162,18 @@ def unwrap(value: Any, name: str) -> Any:
         if value.tag == "err":
             error: Any = value.payload
             raise ScaleUnitsError(wire(error.code), error.message, error.path)
+    raise HostError(f"{name} returned {value!r}, not a result")
+
+
+def unwrap_untagged(value: Any, name: str) -> Any:
+    """The ok payload of a raw ``result<string, evaluation-error>`` or ``result<_,
+    evaluation-error>``, which wasmtime-py hands over untagged (the cases' Python types differ):
+    the string or ``None``; ``ScaleUnitsError`` from the error record."""
+    if isinstance(value, wc.Record):
+        error: Any = value
+        raise ScaleUnitsError(wire(error.code), error.message, error.path)
+    if value is None or isinstance(value, str):
+        return value
     raise HostError(f"{name} returned {value!r}, not a result")
 
 

@@ -12,7 +12,12 @@ checked with ``Evaluator.validate_contract``. Decisions are compared field by fi
 code and ``message_contains``; paths are not compared. An ``expect.derivation`` is compared field
 by field with ``Evaluator.derive`` (``derive_json`` for a ``request_json`` vector), and an
 ``expect.diagnosis`` fault by fault with ``Evaluator.diagnose`` (code and path exactly, hint and
-message by fragment).
+message by fragment). A gate vector (SPEC §12.3: ``change`` or ``change_json``, and
+``expect.gate`` or ``expect.gate_error``, and ``expect.scaler``) is judged with ``Evaluator.gate``
+(``gate_json`` for a ``request_json`` vector or a ``change_json``) and ``Evaluator.scaler_reading``
+(``scaler_reading_json``), compared as the core's runner does: every field exactly, except
+``message_contains`` (a fragment of ``message``) and a non-null ``error`` (by code and
+``message_contains``).
 """
 
 from __future__ import annotations
@@ -55,6 +60,17 @@ class Vector:
     #: The expected faults (``expect.diagnosis``): ``{code, path, hint_contains,
     #: message_contains?}`` each, when given.
     diagnosis: list[dict[str, Any]] | None = None
+    #: The proposed change of a gate vector, ``kind`` defaulted to ``scale``; ``None`` for a
+    #: ``change_json`` vector (a change only the JSON reader can be given).
+    change: dict[str, Any] | None = None
+    #: The exact change text of a ``change_json`` vector.
+    change_json: str | None = None
+    #: The expected verdict (``expect.gate``), or ``None``.
+    gate: dict[str, Any] | None = None
+    #: The expected gate error ``{code, message_contains?}`` (``expect.gate_error``), or ``None``.
+    gate_error: dict[str, Any] | None = None
+    #: The expected external-scaler reading (``expect.scaler``), or ``None``.
+    scaler: dict[str, Any] | None = None
 
 
 def load(path: Path) -> Vector:
@@ -65,7 +81,7 @@ def load(path: Path) -> Vector:
         raise VectorError(f"{path}: not a JSON file: {error}") from error
     if not isinstance(data, dict) or not isinstance(data.get("id"), str):
         raise VectorError(f"{path}: a vector is an object with a string id")
-    unknown = set(data) - {"id", "description", "request", "request_json", "expect"}
+    unknown = set(data) - {"id", "description", "request", "request_json", "change", "change_json", "expect"}
     if unknown:
         raise VectorError(f"{path}: unknown fields {sorted(unknown)}")
     if ("request" in data) == ("request_json" in data):
@@ -75,9 +91,24 @@ def load(path: Path) -> Vector:
     expect = data.get("expect")
     if not isinstance(expect, dict) or ("decision" in expect) == ("error" in expect):
         raise VectorError(f"{path}: expect needs exactly one of decision and error")
-    unknown = set(expect) - {"decision", "error", "contract_digest", "derivation", "diagnosis"}
+    unknown = set(expect) - {"decision", "error", "contract_digest", "derivation", "diagnosis", "gate", "gate_error", "scaler"}
     if unknown:
         raise VectorError(f"{path}: unknown expect fields {sorted(unknown)}")
+    change, change_json = data.get("change"), data.get("change_json")
+    if change is None and change_json is None:
+        if any(key in expect for key in ("gate", "gate_error", "scaler")):
+            raise VectorError(f"{path}: expect.gate, expect.gate_error and expect.scaler need a change")
+    else:
+        if change is not None and change_json is not None:
+            raise VectorError(f"{path}: a vector has at most one of change and change_json")
+        if change is not None and not (isinstance(change, dict) and isinstance(change.get("to_replicas"), int)):
+            raise VectorError(f"{path}: change needs an integer to_replicas")
+        if change_json is not None and not isinstance(change_json, str):
+            raise VectorError(f"{path}: change_json must be a string")
+        if ("gate" in expect) == ("gate_error" in expect):
+            raise VectorError(f"{path}: a gate vector needs exactly one of expect.gate and expect.gate_error")
+        if change is not None:
+            change = {"to_replicas": change["to_replicas"], "kind": change.get("kind", "scale")}
     expected_error = expect.get("error")
     if expected_error is not None and not (isinstance(expected_error, dict) and isinstance(expected_error.get("code"), str)):
         raise VectorError(f"{path}: expect.error needs a string code")
@@ -92,6 +123,11 @@ def load(path: Path) -> Vector:
         contract_digest=expect.get("contract_digest"),
         derivation=expect.get("derivation"),
         diagnosis=expect.get("diagnosis"),
+        change=change,
+        change_json=change_json,
+        gate=expect.get("gate"),
+        gate_error=expect.get("gate_error"),
+        scaler=expect.get("scaler"),
     )
 
 
@@ -120,6 +156,8 @@ def check(evaluator: Evaluator, vector: Vector) -> str | None:
         problem = _check_derivation(evaluator, vector)
     if problem is None and vector.diagnosis is not None:
         problem = _check_diagnosis(evaluator, vector)
+    if problem is None and (vector.change is not None or vector.change_json is not None):
+        problem = _check_gate(evaluator, vector)
     if problem is None and vector.contract_digest is not None:
         contract = vector.request.get("contract") if isinstance(vector.request, dict) else None
         try:
@@ -140,6 +178,78 @@ def _check_derivation(evaluator: Evaluator, vector: Vector) -> str | None:
     except ScaleUnitsError as error:
         return f"expected a derivation, got error {error}"
     return first_difference(vector.derivation, derived, "derivation")
+
+
+def _check_gate(evaluator: Evaluator, vector: Vector) -> str | None:
+    request_text = vector.request_json if vector.request_json is not None else None
+    try:
+        if request_text is None and vector.change is not None:
+            verdict: Any = evaluator.gate(vector.request, vector.change)  # type: ignore[arg-type]
+        else:
+            text = request_text if request_text is not None else json.dumps(vector.request)
+            change = vector.change_json if vector.change_json is not None else json.dumps(vector.change)
+            verdict = json.loads(evaluator.gate_json(text, change))
+    except ScaleUnitsError as error:
+        verdict = error
+    if vector.gate_error is not None:
+        code = vector.gate_error["code"]
+        if not isinstance(verdict, ScaleUnitsError):
+            return f"gate: expected error {code}, got a verdict: {json.dumps(verdict)[:200]}"
+        problem = _error_difference(vector.gate_error, verdict.code.value, verdict.message)
+        if problem is not None:
+            return f"gate: {problem}"
+    else:
+        if isinstance(verdict, ScaleUnitsError):
+            return f"gate: expected a verdict, got error {verdict}"
+        problem = verdict_difference(vector.gate or {}, verdict, "gate")
+        if problem is not None:
+            return problem
+    if vector.scaler is not None:
+        if request_text is None:
+            reading: Any = evaluator.scaler_reading(vector.request)
+        else:
+            reading = json.loads(evaluator.scaler_reading_json(request_text))
+        return verdict_difference(vector.scaler, reading, "scaler")
+    return None
+
+
+def _error_difference(expected: Mapping[str, Any], code: str, message: str) -> str | None:
+    """How an error (code, message) differs from ``{code, message_contains?}``, or ``None``."""
+    if code != expected.get("code"):
+        return f"expected error {expected.get('code')}, got {code}: {message}"
+    fragment = expected.get("message_contains")
+    if fragment is not None and fragment not in message:
+        return f"error {code}: message {message!r} does not contain {fragment!r}"
+    return None
+
+
+def verdict_difference(expected: Mapping[str, Any], actual: Any, path: str) -> str | None:
+    """The first difference between an expected verdict (or reading) and the actual one, as the
+    core's runner compares them: every field exactly, except ``message_contains`` (a fragment of
+    ``message``) and a non-null ``error`` (by code and ``message_contains``); no other field."""
+    if not isinstance(actual, dict):
+        return f"{path}: expected an object, got {json.dumps(actual)}"
+    for key, want in expected.items():
+        if key == "message_contains":
+            message = actual.get("message")
+            if not isinstance(message, str) or want not in message:
+                return f"{path}.message: {message!r} does not contain {want!r}"
+            continue
+        if key not in actual:
+            return f"{path}.{key}: missing, expected {json.dumps(want)}"
+        if key == "error" and want is not None:
+            got = actual[key]
+            if not isinstance(got, dict):
+                return f"{path}.error: expected an error {want.get('code')}, got {json.dumps(got)}"
+            problem = _error_difference(want, str(got.get("code")), str(got.get("message")))
+            if problem is not None:
+                return f"{path}.error: {problem}"
+            continue
+        difference = first_difference(want, actual[key], f"{path}.{key}")
+        if difference is not None:
+            return difference
+    extra = [key for key in actual if key not in expected and not (key == "message" and "message_contains" in expected)]
+    return f"{path}.{extra[0]}: unexpected field" if extra else None
 
 
 def _check_diagnosis(evaluator: Evaluator, vector: Vector) -> str | None:

@@ -73,15 +73,16 @@ class RequestTooLargeError(HostError):
 
 
 class UnsupportedError(HostError):
-    """The loaded component predates the function called: a component of WIT 0.1.x has no
-    ``derive`` or ``diagnose``. The component still serves every function it has."""
+    """The loaded component predates the function called: a component of WIT 0.2.x has no gate,
+    limits, derivation text or observation check, one of 0.1.x no ``derive`` or ``diagnose``
+    either. The component still serves every function it has."""
 
     function: str
     wit_version: str
 
-    def __init__(self, function: str, wit_version: str) -> None:
+    def __init__(self, function: str, wit_version: str, since: str = "0.2.0") -> None:
         self.function = function
         self.wit_version = wit_version
         super().__init__(
-            f"the component (WIT {wit_version}) does not export {function}; load a component of WIT 0.2.0 or later"
+            f"the component (WIT {wit_version}) does not export {function}; load a component of WIT {since} or later"
         )

@@ -24,6 +24,7 @@ from .decision import (
 )
 from .errors import MAX_REQUEST_BYTES, ErrorCode, HostError, RequestTooLargeError, ScaleUnitsError, UnsupportedError
 from .derivation import Derivation, Fault
+from .gate import GateVerdict, Limits, ProposedChange, ScalerReading
 from .typed import EvaluationRequest, ScaleUnitContract, SimulationInput
 
 #: The component file shipped inside this package.
@@ -249,10 +250,69 @@ class Evaluator:
             for fault in raw.faults
         ]
 
+    def gate(self, request: EvaluationRequest, change: ProposedChange) -> GateVerdict:
+        """Judges a proposed change ``{"to_replicas", "kind"?}`` (``kind`` ``scale``, the
+        default, or ``break_glass``) against the request's decision (SPEC §12.1; WIT 0.3.0), both
+        written as JSON so the SPEC's defaults apply: what the decision permits, with recovery
+        toward the bounds and break glass. A request that cannot be evaluated is a denial
+        (``reason`` ``request_invalid`` with its ``error``), never an exception. Raises
+        ``ScaleUnitsError`` (``invalid_field``) for a change that cannot be read,
+        ``UnsupportedError`` for a component before WIT 0.3.0."""
+        result: GateVerdict = json.loads(self.gate_json(_wire.dumps(request), _wire.dumps(change)))
+        return result
+
+    def gate_json(self, request_json: str | bytes, change_json: str | bytes) -> str:
+        """``gate`` with JSON texts in and the verdict's compact JSON out, byte for byte what the
+        core writes. Raises ``ScaleUnitsError`` (``invalid_json``, ``invalid_field``) for a change
+        that cannot be read."""
+        self._require("gate-json")
+        return str(self._runtime.call_untagged("gate-json", _checked_text(request_json), _checked_text(change_json)))
+
+    def scaler_reading(self, request: EvaluationRequest) -> ScalerReading:
+        """What an external scaler (KEDA) reports for a request (SPEC §12.2):
+        ``{"metric_value", "active", "decision", "error"}``, the metric that makes an HPA with an
+        ``AverageValue`` target of 1 settle on the decision. Without a decision there is no
+        metric and the unit stays active; never raises ``ScaleUnitsError`` for the request."""
+        result: ScalerReading = json.loads(self.scaler_reading_json(_wire.dumps(request)))
+        return result
+
+    def scaler_reading_json(self, request_json: str | bytes) -> str:
+        """``scaler_reading`` with JSON text in and out. Text that is not UTF-8 raises
+        ``ScaleUnitsError`` (``invalid_json``) before the component is called."""
+        self._require("scaler-reading-json")
+        return str(self._runtime.call("scaler-reading-json", _checked_text(request_json)))
+
+    def validate_observations(self, request: EvaluationRequest) -> None:
+        """Checks the request's contract and every observation exactly as ``evaluate`` does,
+        without the bounds of ``current_replicas`` and without deciding: for a host that checks
+        evidence as it arrives. Raises ``ScaleUnitsError`` as ``evaluate`` does, never
+        ``replicas_out_of_bounds``."""
+        self.validate_observations_json(_wire.dumps(request))
+
+    def validate_observations_json(self, request_json: str | bytes) -> None:
+        """``validate_observations`` on JSON text."""
+        self._require("validate-observations-json")
+        self._runtime.call_untagged("validate-observations-json", _checked_text(request_json))
+
+    def derivation_text(self, request: EvaluationRequest | str | bytes) -> str:
+        """The derivation of a request (a dict, or JSON text as given) in plain words, one step a
+        line: the core's words, which every face shows. Raises ``ScaleUnitsError`` exactly as
+        ``derive`` does."""
+        self._require("derivation-text")
+        text = request if isinstance(request, (str, bytes, bytearray)) else _wire.dumps(request)
+        return str(self._runtime.call_untagged("derivation-text", _checked_text(text)))
+
+    def limits(self) -> Limits:
+        """The bounds the evaluator enforces: ``{"max_replicas", "max_amount", "max_seconds",
+        "max_observations"}``. Raises only ``UnsupportedError`` (a component before WIT 0.3.0)."""
+        self._require("limits-json")
+        result: Limits = json.loads(str(self._runtime.call("limits-json")))
+        return result
+
     def _require(self, name: str) -> None:
         """Raises ``UnsupportedError`` when the component predates ``name``."""
         if not self._runtime.has(name):
-            raise UnsupportedError(name, self.info().wit_version)
+            raise UnsupportedError(name, self.info().wit_version, _component.ADDED_IN.get(name, "0.2.0"))
 
     def _call_json(self, name: str, text: str | bytes) -> Any:
         """Calls a JSON entry point with ``_checked_text(text)``."""

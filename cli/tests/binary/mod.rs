@@ -12,7 +12,7 @@ use std::ffi::OsStr;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::thread::JoinHandle;
@@ -29,9 +29,29 @@ pub struct Serve {
 impl Serve {
     /// `scale-units serve ARGS` (ARGS must not repeat `--shutdown-delay-ms` or `--audit-log`).
     pub fn new<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Self {
+        Self::audited(Path::new("/dev/null"), args)
+    }
+
+    /// `scale-units serve ARGS` with its audit log in `audit`.
+    pub fn audited<S: AsRef<OsStr>>(audit: &Path, args: impl IntoIterator<Item = S>) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_scale-units"));
         command
-            .args(["serve", "--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
+            .args(["serve", "--shutdown-delay-ms", "0", "--audit-log"])
+            .arg(audit)
+            .args(args)
+            .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
+            .env_remove("SCALE_UNITS_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        Self { command, keda: false, owned: None }
+    }
+
+    /// `scale-units serve ARGS` as [`Self::new`], but its decision audit log on stdout (unless
+    /// ARGS give `--audit-log`), left unread in [`Served::stdout`].
+    pub fn audited<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_scale-units"));
+        command
+            .args(["serve", "--shutdown-delay-ms", "0"])
             .args(args)
             .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
             .env_remove("SCALE_UNITS_TOKEN")
@@ -70,6 +90,12 @@ impl Serve {
         self
     }
 
+    /// The child's standard error goes to `file`.
+    pub fn stderr_to(mut self, file: &Path) -> Self {
+        self.command.stderr(std::fs::File::create(file).unwrap());
+        self
+    }
+
     /// The child's standard error goes nowhere.
     pub fn quiet(mut self) -> Self {
         self.command.stderr(Stdio::null());
@@ -90,7 +116,7 @@ impl Serve {
         };
         let keda = self.keda.then(|| line("keda external scaler listening on "));
         let http = line("listening on ");
-        Served { child, http, keda, owned: self.owned }
+        Served { child, http, keda, owned: self.owned, stdout }
     }
 }
 
@@ -102,6 +128,8 @@ pub struct Served {
     /// The KEDA listener, when started with one.
     pub keda: Option<SocketAddr>,
     owned: Option<PathBuf>,
+    /// The rest of the child's stdout (kept open, read by nobody unless the test does).
+    pub stdout: BufReader<ChildStdout>,
 }
 
 impl Served {
@@ -120,6 +148,20 @@ impl Served {
         let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
         let exit = self.child.wait().unwrap();
         assert!(exit.success(), "{exit:?}");
+    }
+
+    /// `SIGTERM`, then its exit status and how long it took, or `None` when it was still running
+    /// after `limit` (it is then killed).
+    pub fn terminate_within(mut self, limit: Duration) -> Option<(ExitStatus, Duration)> {
+        let signalled = Instant::now();
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        while signalled.elapsed() < limit {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some((status, signalled.elapsed()));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
     }
 
     /// `kill -9`: no shutdown, no flush.

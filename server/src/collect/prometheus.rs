@@ -1,5 +1,10 @@
 //! Instant queries against a Prometheus server's HTTP API (`GET /api/v1/query`), on hyper's
 //! HTTP/1.1 client over a tokio socket (TLS by tokio-rustls with the configured CA file).
+//!
+//! An instant query's answer carries its evaluation time, not the sample's: Prometheus answers
+//! with the last sample it holds within its lookback (5 min), so after an outage it serves a
+//! value from before it as if read now. [`query_dated`] dates a sample by the sample, through
+//! `timestamp()`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +29,22 @@ pub(crate) struct Answer {
     pub(crate) body: Bytes,
     /// Each series' labels and sample (evaluation time in seconds, value text).
     pub(crate) samples: Vec<Sample>,
+    /// The answer was a scalar (no series, so no sample time to read).
+    pub(crate) scalar: bool,
+    /// [`query_dated`]: the body of the `timestamp()` answer the samples were dated by.
+    pub(crate) dated_by: Option<Bytes>,
+}
+
+impl Answer {
+    /// The exact answers read, for the `source_digest`: the value's, then the dating one's.
+    pub(crate) fn read_bytes(&self) -> Vec<u8> {
+        let mut bytes = self.body.to_vec();
+        if let Some(dated) = &self.dated_by {
+            bytes.push(b'\n');
+            bytes.extend_from_slice(dated);
+        }
+        bytes
+    }
 }
 
 /// One series' sample.
@@ -47,6 +68,54 @@ pub(crate) async fn query(server: &PrometheusServer, query: &str) -> Result<Answ
         Ok(result) => result,
         Err(_) => Err(Refusal::new("timeout", format!("no answer within {} ms", server.timeout_ms))),
     }
+}
+
+/// Runs `query` and dates its samples by their own time: `timestamp(QUERY)` is asked first, then
+/// QUERY, and every sample's `at_ms` is the oldest time the first answered (a sample scraped in
+/// between is dated older than it is, never newer). For a plain selector that is the scraped
+/// sample's time; for an expression over several series (`sum(…)`) Prometheus can only answer
+/// its evaluation time. A scalar answer has no sample time: it is dated by its evaluation.
+///
+/// # Errors
+/// As [`query`]; `undated` when the vector's sample time cannot be read.
+pub(crate) async fn query_dated(server: &PrometheusServer, text: &str) -> Result<Answer, Refusal> {
+    let dated = query(server, &format!("timestamp({text})")).await;
+    let mut answer = query(server, text).await?;
+    let dated = match dated {
+        Ok(dated) => dated,
+        Err(_) if answer.scalar => return Ok(answer),
+        Err(error) => {
+            return Err(Refusal::new("undated", format!("timestamp() of the query failed: {}", error.message)));
+        }
+    };
+    let oldest = dated
+        .samples
+        .iter()
+        .map(|sample| sample.value.parse::<f64>().ok().filter(|seconds| seconds.is_finite()))
+        .collect::<Option<Vec<f64>>>()
+        .ok_or_else(|| Refusal::new("undated", "timestamp() answered something other than times"))?
+        .into_iter()
+        // INVARIANT: finite seconds since the epoch; the millisecond value is far inside i64.
+        .map(|seconds| {
+            #[expect(clippy::cast_possible_truncation, reason = "finite, milliseconds since the epoch")]
+            let at_ms = (seconds * 1000.0).floor() as i64;
+            at_ms
+        })
+        .min();
+    match oldest {
+        Some(at_ms) => {
+            for sample in &mut answer.samples {
+                sample.at_ms = sample.at_ms.min(at_ms);
+            }
+        }
+        // A series that appeared between the two queries has no time of its own: not dated.
+        None if !answer.samples.is_empty() => {
+            return Err(Refusal::new("undated", "timestamp() of the query answered no series"));
+        }
+        None => {}
+    }
+    answer.dated_by = Some(dated.body);
+    Ok(answer)
 }
 
 async fn fetch(server: &PrometheusServer, query: &str) -> Result<Answer, Refusal> {
@@ -95,7 +164,8 @@ async fn fetch(server: &PrometheusServer, query: &str) -> Result<Answer, Refusal
         return Err(failed(format!("HTTP {status}: {reason}")));
     }
     let samples = samples(&value).ok_or_else(|| Refusal::new("bad_answer", "not a vector or scalar answer"))?;
-    Ok(Answer { body, samples })
+    let scalar = value.pointer("/data/resultType").and_then(Value::as_str) == Some("scalar");
+    Ok(Answer { body, samples, scalar, dated_by: None })
 }
 
 async fn send<T>(

@@ -122,8 +122,22 @@ impl Metrics {
             let _ = writeln!(out, "scale_units_audit_lines_total {}", audit.written());
             header(out, "audit_summarized_total", "counter", "Repeated KEDA answers summarized, not written.");
             let _ = writeln!(out, "scale_units_audit_summarized_total {}", audit.summarized());
-            header(out, "audit_failed_total", "counter", "Audit records that could not be queued.");
+            header(
+                out,
+                "audit_dropped_total",
+                "counter",
+                "Audit lines dropped (batch mode): the queue was full or the write failed.",
+            );
+            let _ = writeln!(out, "scale_units_audit_dropped_total {}", audit.dropped());
+            header(
+                out,
+                "audit_failed_total",
+                "counter",
+                "Requests failed because their audit line was not written (blocking-strict).",
+            );
             let _ = writeln!(out, "scale_units_audit_failed_total {}", audit.failed());
+            header(out, "audit_queued", "gauge", "Audit lines queued, not yet taken by the writer.");
+            let _ = writeln!(out, "scale_units_audit_queued {}", audit.queued());
         }
     }
 

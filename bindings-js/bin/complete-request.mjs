@@ -1,7 +1,7 @@
-// Test-only: fills the fields a wire request may omit with the SPEC §4/§6 defaults, so the typed
-// path (which has no defaults) can run every vector and be compared with the JSON path. The
-// package never does this; the component owns the defaults. Only absent keys are filled: a `null`
-// stays `null`, as the wire rules are the component's to judge.
+// For the vector runners and tests only: fills the fields a wire request may omit with the SPEC
+// §4/§6 defaults, so the typed path (which has no defaults) can run every vector and be compared
+// with the JSON path. The facade never does this; the component owns the defaults. Only absent
+// keys are filled: a `null` stays `null`, as the wire rules are the component's to judge.
 const fill = (object, defaults) => {
   if (object === null || typeof object !== 'object' || Array.isArray(object)) return object;
   const out = { ...object };
