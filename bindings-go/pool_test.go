@@ -161,3 +161,39 @@ func TestInvalidUTF8IsRefusedBeforeCrossing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The WIT 0.2.0 component of tests/fixtures: it derives and diagnoses, and the functions 0.3.0
+// added (the gate, the scaler's reading) are UnsupportedError, decided before entering.
+func TestWIT020FixtureLoads(t *testing.T) {
+	ctx := context.Background()
+	b, err := os.ReadFile("../tests/fixtures/scale_units_evaluator-wit-0.2.0.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := New(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close(ctx)
+	if ev.Interface() != "scale-units:evaluator/evaluator@0.2.0" || ev.Info().WITVersion != "0.2.0" {
+		t.Fatalf("interface %s, info %+v", ev.Interface(), ev.Info())
+	}
+	req := referenceRequest(t)
+	if _, err := ev.DeriveJSON(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	var unsupported *UnsupportedError
+	if _, err := ev.GateJSON(ctx, req, []byte(`{"to_replicas": 5}`)); !errors.As(err, &unsupported) || unsupported.WITVersion != "0.2.0" {
+		t.Fatalf("GateJSON: %v", err)
+	}
+	if _, err := ev.ScalerReadingJSON(ctx, req); !errors.As(err, &unsupported) {
+		t.Fatalf("ScalerReadingJSON: %v", err)
+	}
+	suite, err := LoadConformanceSuite(vectorsDir+"/reference", vectorsDir+"/derivation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := suite.Run(ctx, ev, 0); r.Failed != 0 {
+		t.Fatalf("the 0.2.0 component: %+v", r)
+	}
+}
