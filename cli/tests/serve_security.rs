@@ -16,21 +16,21 @@
 mod binary;
 #[path = "../../server/tests/kubernetes/mod.rs"]
 mod kubernetes;
+mod tls;
 
 use std::io::{Read as _, Write as _};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use binary::{Serve, Served};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 use kubernetes::{Http, certificate, gateway_contract, gateway_push, scale_review, temp_dir, verdict, write_contract};
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, ExtendedKeyUsagePurpose, IsCa, KeyPair};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::CertificateDer;
 use serde_json::{Value, json};
+use tls::{Authority, https};
 
 const TOKEN: &str = "security-test-token";
 const BEARER: &str = "Bearer security-test-token";
@@ -61,46 +61,6 @@ fn webhook_dir(name: &str) -> (PathBuf, CertificateDer<'static>) {
 
 fn path_arg(dir: &Path, name: &str) -> String {
     dir.join(name).display().to_string()
-}
-
-/// One HTTPS request on a connection of its own: the status and the body, or the I/O error (a
-/// refused handshake).
-async fn https(
-    address: SocketAddr,
-    server: &CertificateDer<'static>,
-    identity: Option<(CertificateDer<'static>, PrivateKeyDer<'static>)>,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> std::io::Result<(u16, String)> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(server.clone()).unwrap();
-    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots);
-    let config = match identity {
-        Some((cert, key)) => builder.with_client_auth_cert(vec![cert], key).unwrap(),
-        None => builder.with_no_client_auth(),
-    };
-    let tcp = tokio::net::TcpStream::connect(address).await?;
-    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(ServerName::try_from("localhost").unwrap(), tcp)
-        .await?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
-        .await
-        .map_err(std::io::Error::other)?;
-    tokio::spawn(connection);
-    let mut request = hyper::Request::builder().method(method).uri(path).header("host", "localhost");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let request = request.body(Full::new(Bytes::from(body.to_owned()))).unwrap();
-    let response = sender.send_request(request).await.map_err(std::io::Error::other)?;
-    let status = response.status().as_u16();
-    let bytes = response.into_body().collect().await.map_err(std::io::Error::other)?.to_bytes();
-    Ok((status, String::from_utf8(bytes.to_vec()).unwrap()))
 }
 
 /// The contract's cooldowns in these tests, in seconds: every check that a review recorded
@@ -254,29 +214,6 @@ async fn a_dry_run_review_never_starts_a_cooldown() {
     }
     let (action, _, reasons) = decision_at_3(address, &cert, false).await;
     assert_eq!(action, "scale_up", "a dry run started a cooldown: {reasons}");
-}
-
-/// A CA and what it signs.
-struct Authority {
-    issuer: CertifiedIssuer<'static, KeyPair>,
-}
-
-impl Authority {
-    fn new(name: &str) -> Self {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(rcgen::DnType::CommonName, name);
-        Self { issuer: CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap() }
-    }
-
-    /// A client certificate: (certificate DER, key DER).
-    fn client(&self, name: &str) -> (CertificateDer<'static>, PrivateKeyDer<'static>) {
-        let mut params = CertificateParams::new(vec![name.to_owned()]).unwrap();
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        (cert.der().clone(), PrivateKeyDer::try_from(key.serialize_der()).unwrap())
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
