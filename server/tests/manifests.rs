@@ -359,7 +359,8 @@ fn the_webhook_calls_the_service_on_its_route_and_fails_closed() {
     let hook = &hooks[0];
     assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
     assert!((1..=5).contains(&hook.timeout_seconds.unwrap()), "a short timeout");
-    assert_eq!(hook.side_effects, "None");
+    // Admissions are recorded (cooldown, admitted count), dry runs never: NoneOnDryRun, not None.
+    assert_eq!(hook.side_effects, "NoneOnDryRun");
     assert_eq!(hook.admission_review_versions, ["v1"]);
     let target = hook.client_config.service.as_ref().unwrap();
     assert_eq!(Some(&target.name), service.metadata.name.as_ref());
