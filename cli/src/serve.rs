@@ -256,11 +256,64 @@ struct ServeOptions {
 /// Runs `scale-units serve ARGS`; returns the exit code.
 pub(crate) fn run(args: ServeArgs) -> Result<u8, Failure> {
     let options = options(args).map_err(Failure::Usage)?;
+    // Every usage error before anything is compiled, connected or bound.
+    check_usage(&options).map_err(Failure::Usage)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|error| Failure::Host(format!("cannot start the runtime: {error}")))?;
     runtime.block_on(serve(options))
+}
+
+/// The flag combinations `serve` refuses (exit 64), checked before anything is compiled,
+/// connected or bound.
+fn check_usage(options: &ServeOptions) -> Result<(), String> {
+    let fail = |message: &str| Err(message.to_owned());
+    if options.redis_ca.is_some() && options.redis.is_none() {
+        return fail("--redis-ca-file needs a rediss:// Redis URL");
+    }
+    if options.state_dir.is_some() && options.redis.is_some() {
+        return fail("--state-dir and a Redis URL ($SCALE_UNITS_REDIS_URL) exclude each other");
+    }
+    if options.state_dir.is_some() && options.units.is_none() {
+        return fail("--state-dir needs --units");
+    }
+    if options.webhook {
+        if options.tls_cert.is_none() || options.tls_key.is_none() {
+            return fail("--webhook needs --tls-cert and --tls-key");
+        }
+        if options.units.is_none() {
+            return fail("--webhook needs --units");
+        }
+    } else if options.webhook_client_ca.is_some() {
+        return fail("--webhook-client-ca needs --webhook");
+    }
+    if options.keda_tls.is_some() && options.keda_listen.is_none() {
+        return fail("--keda-tls-cert needs --keda-listen");
+    }
+    if let Some(address) = options.keda_listen {
+        if options.units.is_none() {
+            return fail("--keda-listen needs --units");
+        }
+        // The HTTP rule, for gRPC: outside loopback only a caller with KEDA's client certificate
+        // may read any unit's metric.
+        if !address.ip().is_loopback() && options.keda_tls.as_ref().is_none_or(|tls| tls.client_ca.is_none()) {
+            return Err(format!(
+                "--keda-listen {address} is not loopback: give --keda-tls-cert, --keda-tls-key and --keda-client-ca"
+            ));
+        }
+    }
+    if !options.listen.ip().is_loopback() {
+        let push = options.push_token.is_some() || options.token.is_some();
+        let read = options.read_token.is_some() || options.token.is_some();
+        if !push || !read {
+            return Err(format!(
+                "{} is not loopback: give a token (--token-file, or --push-token-file and --read-token-file)",
+                options.listen
+            ));
+        }
+    }
+    Ok(())
 }
 
 async fn serve(options: ServeOptions) -> Result<u8, Failure> {
@@ -308,14 +361,6 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     audit.timeout = options.audit_timeout;
     let audit = Arc::new(audit);
     config.audit = Some(Arc::clone(&audit));
-    if options.redis_ca.is_some() && options.redis.is_none() {
-        return Err(Failure::Usage("--redis-ca-file needs a rediss:// Redis URL".to_owned()));
-    }
-    if options.state_dir.is_some() && options.redis.is_some() {
-        return Err(Failure::Usage(
-            "--state-dir and a Redis URL ($SCALE_UNITS_REDIS_URL) exclude each other".to_owned(),
-        ));
-    }
     if let Some(dir) = &options.units {
         let mut units = Units::builder(Arc::clone(&registry))
             .contracts_dir(dir)
@@ -355,41 +400,21 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         tokio::spawn(collector.run(options.collect_interval));
         config.units = Some(units);
     }
-    if options.state_dir.is_some() && options.units.is_none() {
-        return Err(Failure::Usage("--state-dir needs --units".to_owned()));
-    }
-    if options.webhook {
-        let (Some(cert), Some(key)) = (&options.tls_cert, &options.tls_key) else {
-            return Err(Failure::Usage("--webhook needs --tls-cert and --tls-key".to_owned()));
-        };
-        if options.units.is_none() {
-            return Err(Failure::Usage("--webhook needs --units".to_owned()));
-        }
+    // check_usage made sure --webhook has its certificate, key and units.
+    if options.webhook
+        && let (Some(cert), Some(key)) = (&options.tls_cert, &options.tls_key)
+    {
         let files = TlsFiles::new(cert, key);
         config.tls = Some(match &options.webhook_client_ca {
             Some(ca) => files.client_ca(ca).client_certificate_optional(),
             None => files,
         });
-    } else if options.webhook_client_ca.is_some() {
-        return Err(Failure::Usage("--webhook-client-ca needs --webhook".to_owned()));
     }
 
     // The KEDA listener's certificate shows in the service's /metrics (the clones share its status).
     config.keda_tls.clone_from(&options.keda_tls);
-    if options.keda_tls.is_some() && options.keda_listen.is_none() {
-        return Err(Failure::Usage("--keda-tls-cert needs --keda-listen".to_owned()));
-    }
     let keda = match (options.keda_listen, &config.units) {
-        (None, _) => None,
-        (Some(_), None) => return Err(Failure::Usage("--keda-listen needs --units".to_owned())),
         (Some(address), Some(units)) => {
-            // The HTTP rule, for gRPC: outside loopback only a caller with KEDA's client
-            // certificate may read any unit's metric.
-            if !address.ip().is_loopback() && options.keda_tls.as_ref().is_none_or(|tls| tls.client_ca.is_none()) {
-                return Err(Failure::Usage(format!(
-                    "--keda-listen {address} is not loopback: give --keda-tls-cert, --keda-tls-key and --keda-client-ca"
-                )));
-            }
             let listener = tokio::net::TcpListener::bind(address)
                 .await
                 .map_err(|error| Failure::Host(format!("cannot listen on {address}: {error}")))?;
@@ -404,6 +429,8 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
             };
             Some((listener, KedaScaler::new(Arc::clone(units), keda_config)))
         }
+        // check_usage made sure --keda-listen has --units.
+        _ => None,
     };
 
     let listener = tokio::net::TcpListener::bind(options.listen)
@@ -414,13 +441,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     config.push_token = options.push_token;
     config.read_token = options.read_token;
     if !address.ip().is_loopback() {
-        let push = config.push_token.is_some() || config.token.is_some();
-        let read = config.read_token.is_some() || config.token.is_some();
-        if !push || !read {
-            return Err(Failure::Usage(format!(
-                "{address} is not loopback: give a token (--token-file, or --push-token-file and --read-token-file)"
-            )));
-        }
+        // check_usage made sure a listener outside loopback has its tokens.
         config.token_for_evaluation = true;
     }
     // One signal for both servers: they drain together.

@@ -112,3 +112,43 @@ fn bad_usage_exits_64_with_a_suggestion_for_a_misspelling() {
     }
     assert_eq!(run(&["eval", "--format", "yaml", "x.json"]).status.code(), Some(64), "a bad --format value");
 }
+
+/// Every flag combination `serve` refuses is a usage error (64) before anything is compiled,
+/// connected or bound: with a component path that does not exist, a check made after loading it
+/// would fail with exit 1 on the path instead; and nothing listens or compiles, so the answer
+/// comes at once (the time is printed, not asserted).
+#[test]
+fn serve_refuses_bad_flag_combinations_before_loading_anything() {
+    let dir = std::env::temp_dir().join(format!("scale-units-usage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("file");
+    std::fs::write(&file, "x").unwrap();
+    let file = file.to_str().unwrap();
+    let missing = "/nonexistent/scale-units/component.wasm";
+    let cases: [(&[&str], &str); 9] = [
+        (&["--webhook"], "--webhook needs --tls-cert and --tls-key"),
+        (&["--webhook", "--tls-cert", file, "--tls-key", file], "--webhook needs --units"),
+        (&["--webhook-client-ca", file], "--webhook-client-ca needs --webhook"),
+        (&["--state-dir", file], "--state-dir needs --units"),
+        (&["--keda-listen", "127.0.0.1:0"], "--keda-listen needs --units"),
+        (&["--keda-listen", "0.0.0.0:0", "--units", file], "is not loopback"),
+        (&["--keda-tls-cert", file, "--keda-tls-key", file], "--keda-tls-cert needs --keda-listen"),
+        (&["--listen", "0.0.0.0:0"], "is not loopback: give a token"),
+        (&["--redis-ca-file", file], "--redis-ca-file needs a rediss:// Redis URL"),
+    ];
+    for (flags, expected) in cases {
+        let mut args = vec!["serve", "--policy", missing];
+        args.extend_from_slice(flags);
+        let started = std::time::Instant::now();
+        let output = run(&args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(64), "{flags:?}: {stderr}");
+        assert!(stderr.contains(expected), "{flags:?}: {stderr}");
+        assert!(!stderr.contains(missing), "{flags:?}: the component was looked at first: {stderr}");
+        println!("{flags:?}: exit 64 in {:?}", started.elapsed());
+    }
+    // The same component path with good flags is looked at, and fails as a host error.
+    let output = run(&["serve", "--policy", missing]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
