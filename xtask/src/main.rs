@@ -153,7 +153,12 @@ const WASM_OPT_ARGS: &[&str] = &[
 /// Runs the pinned `wasm-opt` on the core module that cargo built and returns the optimised bytes.
 /// Fails when `wasm-opt` is missing or is another release than [`WASM_OPT_VERSION`].
 fn shrink(module_path: &Path) -> Result<Vec<u8>> {
-    let version = Command::new("wasm-opt").arg("--version").output().map_err(|error| {
+    shrink_with("wasm-opt", module_path)
+}
+
+/// [`shrink`] with the `wasm-opt` program named (a test names a missing or a wrong one).
+fn shrink_with(wasm_opt: &str, module_path: &Path) -> Result<Vec<u8>> {
+    let version = Command::new(wasm_opt).arg("--version").output().map_err(|error| {
         anyhow::anyhow!(
             "wasm-opt not found ({error}): the component is built with binaryen's wasm-opt \
              ({WASM_OPT_VERSION}); install it with `make wasm-opt-setup` (Debian: apt-get install binaryen)"
@@ -170,7 +175,7 @@ fn shrink(module_path: &Path) -> Result<Vec<u8>> {
         );
     }
     let optimised = module_path.with_extension("opt.wasm");
-    let status = Command::new("wasm-opt")
+    let status = Command::new(wasm_opt)
         .args(WASM_OPT_ARGS)
         .arg(module_path)
         .arg("-o")
@@ -356,4 +361,26 @@ fn check_docs(dir: &Path) -> Result<()> {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
+
+    use std::path::Path;
+
+    use super::shrink_with;
+
+    #[test]
+    fn a_missing_wasm_opt_says_how_to_install_it() {
+        let error = shrink_with("wasm-opt-not-installed-here", Path::new("core.wasm")).unwrap_err().to_string();
+        assert!(error.contains("wasm-opt not found") && error.contains("make wasm-opt-setup"), "{error}");
+    }
+
+    #[test]
+    fn another_wasm_opt_release_is_refused() {
+        // `echo --version` answers "--version": a program that is not the pinned release.
+        let error = shrink_with("echo", Path::new("core.wasm")).unwrap_err().to_string();
+        assert!(error.contains("wasm-opt version 108") && error.contains("--version"), "{error}");
+    }
 }
