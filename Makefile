@@ -10,6 +10,7 @@ CARGO ?= cargo
 # Each binding keeps its recipes beside its code.
 -include bindings-js/build.mk
 -include bindings-py/build.mk
+-include bindings-go/build.mk
 -include playground/build.mk
 
 ## Install what a fresh machine lacks (the wasm target).
@@ -20,7 +21,7 @@ setup:
 run: setup run-example
 
 ## Every test that CI runs.
-test: setup lint test-core wit-check test-host test-server test-cli test-image-check test-js test-py quickstart-rs js-quickstart py-quickstart readme-commands test-playground fuzz-ci
+test: setup lint test-core wit-check test-host test-server test-cli test-image-check test-js test-py test-go quickstart-rs js-quickstart py-quickstart readme-commands test-playground fuzz-ci
 
 ## The Rust quick start of README.md, as written there.
 quickstart-rs: component
@@ -158,13 +159,13 @@ BENCH_OUT := $(or $(CARGO_TARGET_DIR),target)/scale-units
 
 ## The native core, the Rust host, Node and Python on one request in one run, then one table:
 ## face, path, median µs per decision (and its spread), ratio to native, decisions per second.
-bench: component js-build py-setup
+bench: component js-build py-setup bench-go-json
 	$(CARGO) xtask sha256-wasm
 	$(CARGO) bench -q --locked -p scale-units-host --bench evaluate -- '^(native|component|sha256)/'
 	$(NODE) bindings-js/bench/bench.mjs --native $(or $(CARGO_TARGET_DIR),target)/criterion --json $(BENCH_OUT)/bench-node.json
 	$(PY_BIN) bindings-py/bench/bench.py --criterion $(or $(CARGO_TARGET_DIR),target)/criterion --json $(BENCH_OUT)/bench-python.json
 	python3 benches/table.py --criterion $(or $(CARGO_TARGET_DIR),target)/criterion \
-	  --node $(BENCH_OUT)/bench-node.json --python $(BENCH_OUT)/bench-python.json | tee $(BENCH_OUT)/bench-table.md
+	  --node $(BENCH_OUT)/bench-node.json --python $(BENCH_OUT)/bench-python.json --go $(BENCH_OUT)/bench-go.json | tee $(BENCH_OUT)/bench-table.md
 
 ## The scaling figure: a decision's cost against the contract's size (capacity axes × quotas) and
 ## against the batch size, natively and in the component, with a least-squares line through each.

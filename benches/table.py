@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """One table of what a decision costs on every face, from the results `make bench` just produced.
 
-    python3 benches/table.py --criterion target/criterion [--node FILE] [--python FILE]
+    python3 benches/table.py --criterion target/criterion [--node FILE] [--python FILE] [--go FILE]
     python3 benches/table.py --criterion target/criterion --scaling
 
 Reads criterion's raw samples (``<group>/<function>/new/sample.json``) for the native core and the
-Rust host, and the per-batch timings the Node and Python scripts wrote with ``--json``. Every row
+Rust host, and the per-batch timings the Node, Python and Go programs wrote with ``--json``. Every row
 is a median per decision over the samples (criterion) or batches (Node, Python), with the
 interquartile range as its spread, its ratio to the native core's median for the same request on
 the same path (typed or JSON), measured in the same run, and the decisions per second the median
@@ -150,6 +150,7 @@ def main() -> int:
     parser.add_argument("--criterion", type=Path, required=True)
     parser.add_argument("--node", type=Path)
     parser.add_argument("--python", type=Path)
+    parser.add_argument("--go", type=Path)
     parser.add_argument("--scaling", action="store_true", help="print the scaling figure instead")
     args = parser.parse_args()
     if args.scaling:
@@ -172,7 +173,7 @@ def main() -> int:
             missing.append(native_id if native is None else wasm_id)
         else:
             sha[kind] = (statistics.median(native), statistics.median(wasm))
-    for source in (args.node, args.python):
+    for source in (args.node, args.python, args.go):
         if source is None:
             continue
         if not source.is_file():
@@ -202,7 +203,7 @@ def main() -> int:
     for kind, (native_sha, wasm_sha) in sha.items():
         print(f"- SHA-256 per decision, {kind} identities: native {native_sha:.2f} µs, wasm {wasm_sha:.2f} µs")
     print(
-        "- Node and Python repeat one request (the contract cache hits); their baseline is the native core's "
+        "- Node, Python and Go repeat one request (the contract cache hits); their baseline is the native core's "
         "cached path of the same kind (JSON or typed)."
     )
     return 0

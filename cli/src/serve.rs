@@ -18,8 +18,9 @@ use scale_units_server::webhook::tls::TlsFiles;
 use crate::Failure;
 
 const AFTER_HELP: &str = "\
-A listener outside loopback needs a token, and then evaluation needs it too; a KEDA listener \
-outside loopback needs TLS with a client CA. \
+A listener outside loopback needs a token for pushes and reads (--token-file, or --push-token-file \
+and --read-token-file), and then evaluation needs the read token too; a KEDA listener outside \
+loopback needs TLS with a client CA. \
 Prints `listening on ADDR` on stdout once it accepts connections (and `keda external scaler \
 listening on ADDR` before it, with --keda-listen); then, unless --audit-log names a file, one \
 JSON line per decision served (the decision audit log).";
@@ -38,10 +39,18 @@ pub(crate) struct ServeArgs {
     /// ed25519 public key (hex, or @FILE): every component needs a signature over its digest.
     #[arg(long, value_name = "HEX|@FILE")]
     trust_key: Option<String>,
-    /// Bearer token of the policy-changing routes (else $SCALE_UNITS_TOKEN); without one they are
-    /// disabled.
+    /// Bearer token of the admin role, the policy-changing routes (else $SCALE_UNITS_TOKEN);
+    /// without one they are disabled. Also the push and read roles' when they have none.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// Bearer token of the push role: observations, and admission reviews without a client
+    /// certificate. With it, the admin token is refused there.
+    #[arg(long, value_name = "FILE")]
+    push_token_file: Option<PathBuf>,
+    /// Bearer token of the read role: evaluation, validation, GET /v1/policies and /v1/units…
+    /// (outside loopback). With it, the admin token is refused there.
+    #[arg(long, value_name = "FILE")]
+    read_token_file: Option<PathBuf>,
     /// Vectors of the conformance gate (default: those shipped with the host).
     #[arg(long, value_name = "DIR")]
     conformance: Option<PathBuf>,
@@ -69,9 +78,16 @@ pub(crate) struct ServeArgs {
     /// Compile components instead of using the precompiled cache.
     #[arg(long)]
     no_cache: bool,
+    /// Compilations kept in the precompiled cache at most; each store removes the least recently
+    /// written past it.
+    #[arg(long, value_name = "N", default_value_t = scale_units_host::PolicyBuilder::DEFAULT_CACHE_MAX_ENTRIES)]
+    cache_max_entries: usize,
     /// Policies kept staged at most (at least 2); a new one evicts the oldest not in use.
     #[arg(long, value_name = "N", default_value_t = scale_units_host::registry::DEFAULT_MAX_STAGED)]
     max_staged: usize,
+    /// Units pinned at once at most; a pin of one more is refused (409 pins_full).
+    #[arg(long, value_name = "N", default_value_t = scale_units_host::registry::DEFAULT_MAX_PINS)]
+    max_pins: usize,
     /// Scale-unit contracts by unit, <namespace>.<name>.json|yaml|yml (a mounted ConfigMap),
     /// reloaded on change; enables PUT /v1/units/{ns}/{name}/observations, GET
     /// /v1/units[/{ns}/{name}] and POST /v1/admission.
@@ -121,7 +137,7 @@ pub(crate) struct ServeArgs {
     webhook_dry_run: bool,
     /// Admission reviews authenticate with a client certificate signed by a CA of this PEM file
     /// (the API server's, from its webhook kubeconfig); other routes (probes) need none. Without
-    /// it, reviews need the bearer token when one is configured.
+    /// it, reviews need the push role's bearer token when one is configured.
     #[arg(long, value_name = "FILE")]
     webhook_client_ca: Option<PathBuf>,
     /// Also serve KEDA's external scaler (gRPC) on ADDR; needs --units; drains with the service.
@@ -170,16 +186,28 @@ pub(crate) struct ServeArgs {
     /// often, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 60000)]
     audit_summary_ms: u64,
-    /// Time a new connection has for its TLS handshake and request head (HTTP: every request
-    /// head and the idle time between requests; gRPC: the HTTP/2 preface), in milliseconds.
+    /// Time a new connection has for its TLS handshake and the first byte of its first request
+    /// (gRPC: the HTTP/2 preface), from accept, in milliseconds: an idle socket is closed then.
+    #[arg(long, value_name = "MS", default_value_t = 3000)]
+    handshake_timeout_ms: u64,
+    /// Time each request head has (HTTP: and the idle time between requests), in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10000)]
     header_timeout_ms: u64,
     /// Time a request has to be read and answered, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30000)]
     request_timeout_ms: u64,
-    /// Connections open at once on each listener; past it new ones wait in the backlog.
+    /// Connections open at once on each listener; past it (and the reserve) new ones wait in the
+    /// backlog.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     max_connections: usize,
+    /// Connections past --max-connections kept for callers with a trusted client certificate
+    /// (--webhook-client-ca, --keda-client-ca): a flood of anonymous sockets never keeps them out.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    reserved_connections: usize,
+    /// Anonymous connections (no trusted client certificate) from one IP address at once, on each
+    /// listener; past it a new one is closed when accepted.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    max_connections_per_peer: usize,
 }
 
 /// `--audit-mode`.
@@ -195,9 +223,13 @@ struct ServeOptions {
     policy: Option<PathBuf>,
     trust_key: Option<String>,
     token: Option<String>,
+    push_token: Option<String>,
+    read_token: Option<String>,
     conformance: Option<PathBuf>,
     no_cache: bool,
+    cache_max_entries: usize,
     max_staged: usize,
+    max_pins: usize,
     config: ServiceConfig,
     units: Option<PathBuf>,
     units_interval: Duration,
@@ -249,9 +281,11 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
     if !options.no_cache
         && let Some(dir) = default_cache_dir()
     {
-        policy_builder = policy_builder.cache_dir(dir);
+        policy_builder = policy_builder.cache_dir(dir).cache_max_entries(options.cache_max_entries);
     }
-    let registry = Arc::new(builder.policy_builder(policy_builder).max_staged(options.max_staged).build());
+    let registry = Arc::new(
+        builder.policy_builder(policy_builder).max_staged(options.max_staged).max_pins(options.max_pins).build(),
+    );
 
     let source = crate::ComponentSource::resolve(options.policy.as_deref())?;
     let staged = source.stage_in(&registry).await?;
@@ -377,9 +411,15 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         .map_err(|error| Failure::Host(format!("cannot listen on {}: {error}", options.listen)))?;
     let address = listener.local_addr().map_err(|error| Failure::Host(error.to_string()))?;
     config.token = options.token;
+    config.push_token = options.push_token;
+    config.read_token = options.read_token;
     if !address.ip().is_loopback() {
-        if config.token.is_none() {
-            return Err(Failure::Usage(format!("{address} is not loopback: give a token (--token-file)")));
+        let push = config.push_token.is_some() || config.token.is_some();
+        let read = config.read_token.is_some() || config.token.is_some();
+        if !push || !read {
+            return Err(Failure::Usage(format!(
+                "{address} is not loopback: give a token (--token-file, or --push-token-file and --read-token-file)"
+            )));
         }
         config.token_for_evaluation = true;
     }
@@ -437,17 +477,24 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
 fn options(args: ServeArgs) -> Result<ServeOptions, String> {
     let millis = Duration::from_millis;
     let token = match &args.token_file {
-        Some(file) => {
-            let token =
-                std::fs::read_to_string(file).map_err(|error| format!("cannot read {}: {error}", file.display()))?;
-            Some(token.trim().to_owned()).filter(|token| !token.is_empty())
-        }
+        Some(file) => read_token(file)?,
         // Trimmed as the file's is (and as a presented token is): `"token\n"` from a Secret works.
         None => std::env::var("SCALE_UNITS_TOKEN")
             .ok()
             .map(|token| token.trim().to_owned())
             .filter(|token| !token.is_empty()),
     };
+    let push_token = args.push_token_file.as_deref().map(read_token).transpose()?.flatten();
+    let read_token = args.read_token_file.as_deref().map(read_token).transpose()?.flatten();
+    // A token shared by two roles would open both's routes: the roles must be told apart.
+    let tokens = [("--token-file", &token), ("--push-token-file", &push_token), ("--read-token-file", &read_token)];
+    for (index, (flag, value)) in tokens.iter().enumerate() {
+        for (other, other_value) in tokens.iter().skip(index + 1) {
+            if value.is_some() && value == other_value {
+                return Err(format!("{flag} and {other} hold the same token: give each role its own"));
+            }
+        }
+    }
     let defaults = ServiceConfig::default();
     let config = ServiceConfig {
         watch_dir: args.watch,
@@ -460,9 +507,12 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         admission_dry_run: args.webhook_dry_run,
         override_groups: args.override_groups,
         limits: Limits {
+            handshake_timeout: millis(args.handshake_timeout_ms).max(Duration::from_millis(10)),
             header_timeout: millis(args.header_timeout_ms).max(Duration::from_millis(10)),
             request_timeout: millis(args.request_timeout_ms).max(Duration::from_millis(10)),
             max_connections: args.max_connections.max(1),
+            reserved_connections: args.reserved_connections,
+            max_connections_per_peer: args.max_connections_per_peer.max(1),
         },
         ..defaults
     };
@@ -483,9 +533,13 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         policy: args.policy,
         trust_key: args.trust_key,
         token,
+        push_token,
+        read_token,
         conformance: args.conformance,
         no_cache: args.no_cache,
+        cache_max_entries: args.cache_max_entries,
         max_staged: args.max_staged,
+        max_pins: args.max_pins,
         config,
         units: args.units,
         units_interval: millis(args.units_interval_ms).max(Duration::from_millis(10)),
@@ -528,4 +582,10 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         audit_timeout: millis(args.audit_timeout_ms).max(Duration::from_millis(1)),
         audit_buffer: args.audit_buffer_lines.max(1),
     })
+}
+
+/// A token file's token, trimmed (`"token\n"` from a Secret works); `None` when it is empty.
+fn read_token(file: &std::path::Path) -> Result<Option<String>, String> {
+    let token = std::fs::read_to_string(file).map_err(|error| format!("cannot read {}: {error}", file.display()))?;
+    Ok(Some(token.trim().to_owned()).filter(|token| !token.is_empty()))
 }

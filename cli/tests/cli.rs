@@ -198,7 +198,7 @@ fn inspect_shows_digest_info_world_and_no_imports() {
     assert!(text.lines().any(|line| line == format!("digest   {digest}")), "{text}");
     assert!(text.contains("imports  (none)"), "{text}");
     assert!(text.contains("info     evaluator "), "{text}");
-    assert!(text.contains("export scale-units:evaluator/evaluator@0.2.0;"), "{text}");
+    assert!(text.contains("export scale-units:evaluator/evaluator@0.3.0;"), "{text}");
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {

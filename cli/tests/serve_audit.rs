@@ -46,7 +46,7 @@ fn batch(count: usize) -> Vec<u8> {
 #[test]
 fn batch_mode_answers_every_evaluation_while_nobody_reads_stdout_and_counts_the_dropped_lines() {
     // 64 lines queued at most, beside the pipe's own 64 KiB: 3 000 lines overflow both.
-    let served = Serve::audited([
+    let served = Serve::audit_on_stdout([
         "--listen",
         "127.0.0.1:0",
         "--audit-buffer-lines",
@@ -90,7 +90,7 @@ fn batch_mode_answers_every_evaluation_while_nobody_reads_stdout_and_counts_the_
 
 #[test]
 fn blocking_strict_fails_requests_whose_line_cannot_be_written_and_never_hangs() {
-    let mut served = Serve::audited([
+    let mut served = Serve::audit_on_stdout([
         "--listen",
         "127.0.0.1:0",
         "--audit-mode",
@@ -151,7 +151,7 @@ fn blocking_strict_fails_requests_whose_line_cannot_be_written_and_never_hangs()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blocking_strict_fails_unit_reads_reviews_and_keda_calls_it_cannot_audit() {
     let units = support::keda::contracts_dir();
-    let served = Serve::audited([
+    let served = Serve::audit_on_stdout([
         std::ffi::OsStr::new("--listen"),
         "127.0.0.1:0".as_ref(),
         "--keda-listen".as_ref(),
@@ -314,10 +314,11 @@ fn blocking_strict_on_a_full_disk_answers_503_with_the_reason() {
 #[test]
 fn evaluation_and_unit_lines_carry_client_certificate_null_without_one() {
     let units = support::keda::contracts_dir();
-    let mut served = Serve::audited([std::ffi::OsStr::new("--listen"), "127.0.0.1:0".as_ref(), "--units".as_ref()])
-        .arg(&units)
-        .owning(&units)
-        .start();
+    let mut served =
+        Serve::audit_on_stdout([std::ffi::OsStr::new("--listen"), "127.0.0.1:0".as_ref(), "--units".as_ref()])
+            .arg(&units)
+            .owning(&units)
+            .start();
     let mut client = Client::new(served.http);
     let reply = client.post("/v1/evaluate", &[], good_request().as_bytes()).unwrap();
     assert_eq!(reply.status, 200, "{}", reply.body);

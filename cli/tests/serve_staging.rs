@@ -91,7 +91,7 @@ async fn refused_candidates_are_never_compiled_into_the_cache() {
 
     let wasi = "package test:hostile;\n\
          package wasi:random@0.2.0 { interface random { get-random-u64: func() -> u64; } }\n\
-         world with-wasi {\n  import wasi:random/random@0.2.0;\n  export scale-units:evaluator/evaluator@0.2.0;\n}\n";
+         world with-wasi {\n  import wasi:random/random@0.2.0;\n  export scale-units:evaluator/evaluator@0.3.0;\n}\n";
     let core_module = wat::parse_str("(module (func (export \"evaluate-json\")))").unwrap();
     let cases: [(&str, Vec<u8>, &str, &str); 5] = [
         (

@@ -13,6 +13,10 @@
 //! Without a writable cache directory (a read-only root file system and no volume for the
 //! cache) nothing is stored: each start compiles again, and the load says why
 //! ([`CacheStatus::NotStored`]).
+//!
+//! The directory holds at most `PolicyBuilder::cache_max_entries` compilations (32 by default):
+//! each store removes the least recently written past it (a compilation is about 1.2 MB; a service
+//! staging policy after policy never fills its volume).
 
 use std::fs;
 use std::hash::{Hash, Hasher};
@@ -25,6 +29,7 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 const MAGIC: &[u8; 16] = b"scale-units-aot1";
+
 const HEADER_LEN: usize = MAGIC.len() + 32 + 32;
 
 /// Feeds `Hash` output into sha256, so the engine key is stable across processes (unlike
@@ -139,9 +144,10 @@ impl std::fmt::Display for CacheStatus {
     }
 }
 
-/// Stores a compiled component. A failure leaves no file behind and is returned for the caller
-/// to report; it is not an error of the load (the cache is an optimisation).
-pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component) -> CacheStatus {
+/// Stores a compiled component, then prunes the directory to `keep` compilations. A failure leaves
+/// no file behind and is returned for the caller to report; it is not an error of the load (the
+/// cache is an optimisation).
+pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component, keep: usize) -> CacheStatus {
     let not_stored = |reason: String| CacheStatus::NotStored { reason };
     let payload = match component.serialize() {
         Ok(payload) => payload,
@@ -169,11 +175,33 @@ pub(crate) fn store(file: &Path, component_sha: &[u8; 32], component: &Component
     });
     // Rename is atomic: a reader sees the old file, the new one, or none, never half of one.
     match written.and_then(|()| fs::rename(&temporary, file)) {
-        Ok(()) => CacheStatus::Stored,
+        Ok(()) => {
+            prune(dir, file, keep);
+            CacheStatus::Stored
+        }
         Err(error) => {
             let _ = fs::remove_file(&temporary);
             not_stored(format!("cannot write {}: {error}", file.display()))
         }
+    }
+}
+
+/// Removes the least recently written compilations (`*.cwasm`) of `dir` past `keep`, never `kept`
+/// (the one just stored). A file that cannot be removed stays; the next store tries again.
+fn prune(dir: &Path, kept: &Path, keep: usize) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|entry| entry.path().extension().is_some_and(|extension| extension == "cwasm"))
+        .filter_map(|entry| {
+            let meta = entry.metadata().ok().filter(fs::Metadata::is_file)?;
+            Some((meta.modified().ok()?, entry.path()))
+        })
+        .collect();
+    let Some(excess) = files.len().checked_sub(keep).filter(|excess| *excess > 0) else { return };
+    files.sort();
+    for (_, file) in files.into_iter().filter(|(_, file)| file != kept).take(excess) {
+        let _ = fs::remove_file(file);
     }
 }
 
@@ -228,4 +256,29 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
         let _ = write!(out, "{byte:02x}");
         out
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prune;
+
+    #[test]
+    fn prune_keeps_the_newest_and_the_one_just_stored() {
+        let dir = std::env::temp_dir().join(format!("scale-units-prune-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let names: Vec<std::path::PathBuf> = (0..5).map(|index| dir.join(format!("{index}.cwasm"))).collect();
+        for (index, name) in names.iter().enumerate() {
+            std::fs::write(name, b"x").unwrap_or_default();
+            let time = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000 + index as u64);
+            let file = std::fs::File::options().write(true).open(name);
+            assert!(file.and_then(|file| file.set_modified(time)).is_ok());
+        }
+        std::fs::write(dir.join("other.txt"), b"y").unwrap_or_default();
+        // The oldest (0) was just stored: it stays, and the next oldest go.
+        prune(&dir, &names[0], 2);
+        let left: Vec<bool> = names.iter().map(|name| name.exists()).collect();
+        assert_eq!(left, [true, false, false, false, true]);
+        assert!(dir.join("other.txt").exists(), "only compilations are pruned");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -56,6 +56,7 @@ pub struct Evaluated<T> {
 pub struct PolicyBuilder {
     expected_digest: Option<String>,
     cache_dir: Option<PathBuf>,
+    cache_max_entries: usize,
     fuel: u64,
     memory_limit: usize,
     max_idle_instances: usize,
@@ -66,6 +67,7 @@ impl Default for PolicyBuilder {
         Self {
             expected_digest: None,
             cache_dir: None,
+            cache_max_entries: PolicyBuilder::DEFAULT_CACHE_MAX_ENTRIES,
             fuel: PolicyBuilder::DEFAULT_FUEL,
             memory_limit: PolicyBuilder::DEFAULT_MEMORY_LIMIT,
             max_idle_instances: PolicyBuilder::DEFAULT_MAX_IDLE_INSTANCES,
@@ -80,6 +82,9 @@ impl PolicyBuilder {
     pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
     /// Idle instances kept for reuse.
     pub const DEFAULT_MAX_IDLE_INSTANCES: usize = 8;
+    /// Compilations kept in the cache folder: twice the registry's default staged policies
+    /// (about 40 MB).
+    pub const DEFAULT_CACHE_MAX_ENTRIES: usize = 32;
 
     /// Refuses a component whose sha256 is not `digest` (`sha256:` and 64 lower-case hex digits).
     pub fn expected_digest(mut self, digest: impl Into<String>) -> Self {
@@ -91,6 +96,13 @@ impl PolicyBuilder {
     /// without it every load compiles.
     pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Keeps at most `entries` compilations in the cache folder (at least 1): each store removes
+    /// the least recently written past it.
+    pub fn cache_max_entries(mut self, entries: usize) -> Self {
+        self.cache_max_entries = entries.max(1);
         self
     }
 
@@ -230,7 +242,8 @@ impl PolicyBuilder {
         }
         let component = Component::new(engine, bytes)
             .map_err(|error| HostError::InvalidComponent { digest: digest.to_owned(), reason: format!("{error:#}") })?;
-        let pending = cached.map(|file| PendingStore { file, sha: *sha, component: component.clone() });
+        let keep = self.cache_max_entries;
+        let pending = cached.map(|file| PendingStore { file, sha: *sha, component: component.clone(), keep });
         Ok((component, CacheStatus::Disabled, pending))
     }
 }
@@ -240,12 +253,13 @@ pub(crate) struct PendingStore {
     file: PathBuf,
     sha: [u8; 32],
     component: Component,
+    keep: usize,
 }
 
 impl PendingStore {
     /// Writes the compilation into the cache: `Stored`, or `NotStored` with the reason.
     pub(crate) fn store(self) -> CacheStatus {
-        cache::store(&self.file, &self.sha, &self.component)
+        cache::store(&self.file, &self.sha, &self.component, self.keep)
     }
 }
 

@@ -253,6 +253,7 @@ pub struct RegistryBuilder {
     divergence_limit: usize,
     history_limit: usize,
     max_staged: usize,
+    max_pins: usize,
 }
 
 impl Default for RegistryBuilder {
@@ -264,12 +265,16 @@ impl Default for RegistryBuilder {
             divergence_limit: 1000,
             history_limit: 10_000,
             max_staged: DEFAULT_MAX_STAGED,
+            max_pins: DEFAULT_MAX_PINS,
         }
     }
 }
 
 /// How many policies stay staged by default (each holds its compiled code, a few MB).
 pub const DEFAULT_MAX_STAGED: usize = 16;
+
+/// How many units may be pinned at once by default (`GET /v1/policies` lists every pin).
+pub const DEFAULT_MAX_PINS: usize = 1024;
 
 impl RegistryBuilder {
     /// How each candidate is loaded (cache, fuel, memory, instances). An expected digest set
@@ -313,6 +318,14 @@ impl RegistryBuilder {
         self
     }
 
+    /// How many units may be pinned at once (default [`DEFAULT_MAX_PINS`], at least 1): a pin of
+    /// one more unit is refused ([`RegistryError::PinsFull`]); a pinned unit may be pinned again
+    /// or unpinned.
+    pub fn max_pins(mut self, limit: usize) -> Self {
+        self.max_pins = limit.max(1);
+        self
+    }
+
     /// How many shadow divergences are kept (the oldest are dropped; all are counted).
     pub fn divergence_limit(mut self, limit: usize) -> Self {
         self.divergence_limit = limit;
@@ -328,6 +341,7 @@ impl RegistryBuilder {
             divergence_limit: self.divergence_limit,
             history_limit: self.history_limit,
             max_staged: self.max_staged,
+            max_pins: self.max_pins,
             staged: RwLock::new(BTreeMap::new()),
             active: ArcSwapOption::empty(),
             shadow: ArcSwapOption::empty(),
@@ -362,6 +376,7 @@ pub struct PolicyRegistry {
     divergence_limit: usize,
     history_limit: usize,
     max_staged: usize,
+    max_pins: usize,
     staged: RwLock<BTreeMap<String, Arc<Entry>>>,
     active: ArcSwapOption<ActivePolicy>,
     shadow: ArcSwapOption<Entry>,
@@ -664,6 +679,9 @@ impl PolicyRegistry {
         let entry = digest.map(|digest| self.staged_entry(digest)).transpose()?;
         let control = self.control();
         let mut pins = BTreeMap::clone(&self.pins.load());
+        if entry.is_some() && !pins.contains_key(unit_ref) && pins.len() >= self.max_pins {
+            return Err(RegistryError::PinsFull { limit: self.max_pins });
+        }
         match entry {
             Some(entry) => pins.insert(unit_ref.to_owned(), entry),
             None => pins.remove(unit_ref),

@@ -92,7 +92,7 @@ fn a_component_with_an_import_is_refused() {
         &GOOD_INFO,
         Some(
             "package test:hostile;\n\
-             world with-clock {\n  import now: func() -> u64;\n  export scale-units:evaluator/evaluator@0.2.0;\n}\n",
+             world with-clock {\n  import now: func() -> u64;\n  export scale-units:evaluator/evaluator@0.3.0;\n}\n",
         ),
     );
     match Policy::from_bytes(&bytes) {
@@ -119,11 +119,12 @@ fn a_component_of_another_world_is_refused() {
 #[test]
 fn an_unsupported_schema_or_wit_version_is_refused() {
     for (info, field) in
-        // A later minor (0.3.0), a next major (1.0.0), or the previous minor (0.1.0) claimed by a
-        // component that exports the 0.2.0 interface: the interface fixes the version.
+        // A later minor (0.4.0), a next major (1.0.0), or a previous minor (0.2.0, 0.1.0) claimed
+        // by a component that exports the 0.3.0 interface: the interface fixes the version.
         [
             (Info { schema_version: "2", ..GOOD_INFO }, "schema"),
-            (Info { wit_version: "0.3.0", ..GOOD_INFO }, "WIT"),
+            (Info { wit_version: "0.4.0", ..GOOD_INFO }, "WIT"),
+            (Info { wit_version: "0.2.0", ..GOOD_INFO }, "WIT"),
             (Info { wit_version: "1.0.0", ..GOOD_INFO }, "WIT"),
             (Info { wit_version: "0.1.0", ..GOOD_INFO }, "WIT"),
         ]

@@ -100,7 +100,7 @@ fn wasi_imports_are_refused_at_load() {
          package wasi:random@0.2.0 { interface random { get-random-u64: func() -> u64; } }\n\
          package wasi:cli@0.2.0 { interface environment { get-environment: func() -> list<tuple<string, string>>; } }\n\
          world with-wasi {\n  import wasi:random/random@0.2.0;\n  import wasi:cli/environment@0.2.0;\n  \
-         export scale-units:evaluator/evaluator@0.2.0;\n}\n";
+         export scale-units:evaluator/evaluator@0.3.0;\n}\n";
     let bytes = hostile_component(Behaviour::Trap, &GOOD_INFO, Some(world));
     match timed("WASI imports (random, environment)", || Policy::from_bytes(&bytes)) {
         Err(HostError::Imports { imports }) => {

@@ -107,7 +107,7 @@ fn under_a_trust_key_every_bad_candidate_is_refused_and_the_active_policy_keeps_
         Behaviour::Trap,
         &GOOD_INFO,
         Some(
-            "package test:hostile;\nworld with-clock {\n  import now: func() -> u64;\n  export scale-units:evaluator/evaluator@0.2.0;\n}\n",
+            "package test:hostile;\nworld with-clock {\n  import now: func() -> u64;\n  export scale-units:evaluator/evaluator@0.3.0;\n}\n",
         ),
     );
     let outcome = registry.stage(Candidate::new(&import).signature(sign(&key(), &import)));

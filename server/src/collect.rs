@@ -338,8 +338,9 @@ impl Collector {
     ) -> Result<Value, Refusal> {
         let field = self.number(sources, &replicas.count, Round::Floor, true).await?;
         let count = u64::try_from(field.value).map_err(|_| Refusal::new("negative", "a negative count"))?;
-        if count > 10_000 {
-            return Err(Refusal::new("past_bound", format!("{count} replicas is past SPEC's 10000")));
+        let max = scale_units_core::LIMITS.max_replicas;
+        if count > max {
+            return Err(Refusal::new("past_bound", format!("{count} replicas is past SPEC's {max}")));
         }
         let (observed_at, expires_at) = self.times(&[field.at_ms], replicas.max_age_s)?;
         let evidence = json!({
@@ -540,7 +541,9 @@ impl Collector {
         if exact && (rounded - scaled).abs() > f64::EPSILON {
             return Err(Refusal::new("not_integer", format!("the sample {value} is not an integer")));
         }
-        if rounded > 1e15 {
+        #[expect(clippy::cast_precision_loss, reason = "10^15 is exact in an f64")]
+        let max = scale_units_core::LIMITS.max_amount as f64;
+        if rounded > max {
             return Err(Refusal::new("past_bound", format!("{rounded} is past SPEC's 10^15")));
         }
         #[expect(clippy::cast_possible_truncation, reason = "finite, within 0..=10^15, integral")]
@@ -555,7 +558,7 @@ fn check_integer(value: i128) -> Result<(), Refusal> {
     if value < 0 {
         return Err(Refusal::new("negative", format!("the value is negative ({value})")));
     }
-    if value > 1_000_000_000_000_000 {
+    if value > i128::from(scale_units_core::LIMITS.max_amount) {
         return Err(Refusal::new("past_bound", format!("{value} is past SPEC's 10^15")));
     }
     Ok(())

@@ -227,7 +227,8 @@ impl<S: DecisionSource> KedaScaler<S> {
         let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
         // The acceptor sets TCP_NODELAY (small replies must not wait for Nagle's algorithm), keeps
         // the connection cap and the preface deadline, and completes TLS handshakes.
-        let incoming = match Acceptor::start(listener, self.config.tls.clone(), Protocol::Grpc, limits) {
+        let incoming = match Acceptor::start(listener, self.config.tls.clone(), Protocol::Grpc, limits, Arc::default())
+        {
             Ok(acceptor) => acceptor.into_stream(),
             Err(error) => {
                 eprintln!("scale-units serve: the KEDA external scaler cannot start: {error}");

@@ -5,6 +5,7 @@ pub mod collect;
 pub mod keda;
 pub mod listen;
 pub mod service;
+mod strict;
 pub mod units;
 pub mod webhook;
 pub mod workers;

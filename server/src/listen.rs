@@ -1,22 +1,36 @@
 //! The service's listeners, with the limits every one of them keeps ([`Limits`]): a cap on open
-//! connections, a deadline for a new connection's first request (its TLS handshake and its request
-//! head, or for gRPC the HTTP/2 preface) and a deadline for each request.
+//! connections with room kept for authenticated callers, a cap per peer address, a short deadline
+//! for a new connection's TLS handshake and first bytes, a deadline for its request head (or for
+//! gRPC the HTTP/2 preface) and a deadline for each request.
 //!
-//! - **The cap** ([`Limits::max_connections`]) is taken before `accept`: at the cap the listener
-//!   stops accepting and new connections wait in the kernel's backlog until one closes (as Go's
-//!   `netutil.LimitListener` does), so a flood of idle sockets never reaches the process.
-//! - **The head deadline** ([`Limits::header_timeout`]) covers the TLS handshake, then, over HTTP/1.1,
-//!   each request head (hyper's `header_read_timeout`, which also closes a keep-alive connection
-//!   that stays idle for that long), and over gRPC the 24-byte HTTP/2 preface. A client that trickles
-//!   its head a byte at a time (slowloris) or sends nothing is closed when it passes.
+//! - **The cap** ([`Limits::max_connections`]) is taken before `accept`: when it and the reserve
+//!   are taken, the listener stops accepting and new connections wait in the kernel's backlog until
+//!   one closes (as Go's `netutil.LimitListener` does).
+//! - **The reserve** ([`Limits::reserved_connections`]): past the cap, a connection is still
+//!   accepted while the reserve has room, and keeps its place only when its TLS handshake presents
+//!   a client certificate the listener trusts (the API server's, KEDA's); any other is closed at
+//!   once. An authenticated connection moves to the reserve when it can, leaving the cap to the
+//!   anonymous ones: a flood of anonymous sockets never keeps the API server out.
+//! - **The cap per peer** ([`Limits::max_connections_per_peer`]): anonymous connections from one IP
+//!   address, handshaking or open; past it a new one is closed as soon as it is accepted. A
+//!   connection that authenticates with a trusted client certificate stops counting.
+//! - **The first-bytes deadline** ([`Limits::handshake_timeout`]) starts at `accept` and covers the
+//!   TLS handshake and the first byte of the first request (gRPC: the 24-byte HTTP/2 preface): an
+//!   idle socket is closed within it, long before the head deadline.
+//! - **The head deadline** ([`Limits::header_timeout`]) covers, over HTTP/1.1, each request head
+//!   (hyper's `header_read_timeout`, which also closes a keep-alive connection that stays idle for
+//!   that long). A client that trickles its head a byte at a time (slowloris) is closed when it
+//!   passes.
 //! - **The request deadline** ([`Limits::request_timeout`]) covers reading the body and answering:
 //!   HTTP answers `408 request_timeout`; gRPC answers `Cancelled` (tonic's timeout).
 //!
 //! Connections are served in tasks of their own; the accept loop never waits for one.
 
-use std::net::SocketAddr;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -37,25 +51,38 @@ use tokio_rustls::server::TlsStream;
 
 use crate::webhook::tls::TlsFiles;
 
-/// The limits of a listener. [`Default`]: a 10 s head deadline, a 30 s request deadline, 1024
-/// connections.
+/// The limits of a listener. [`Default`]: a 3 s first-bytes deadline, a 10 s head deadline, a
+/// 30 s request deadline, 1024 connections, 64 more for authenticated callers, 64 anonymous ones
+/// per peer address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Time a new connection has for its TLS handshake and its first request head (HTTP/1.1:
-    /// every request head, and the idle time between requests; gRPC: the HTTP/2 preface).
+    /// Time a new connection has for its TLS handshake and the first byte of its first request
+    /// (gRPC: the HTTP/2 preface), from `accept`; the shorter of it and [`Self::header_timeout`]
+    /// applies.
+    pub handshake_timeout: Duration,
+    /// Time each request head has (HTTP/1.1: and the idle time between requests).
     pub header_timeout: Duration,
     /// Time a request has to be read and answered.
     pub request_timeout: Duration,
-    /// Connections open at once; past it the listener stops accepting until one closes.
+    /// Connections open at once; past it (and the reserve) the listener stops accepting until
+    /// one closes.
     pub max_connections: usize,
+    /// Connections past [`Self::max_connections`] kept for callers presenting a client
+    /// certificate the listener trusts.
+    pub reserved_connections: usize,
+    /// Anonymous connections (no trusted client certificate) from one IP address at once.
+    pub max_connections_per_peer: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Self {
+            handshake_timeout: Duration::from_secs(3),
             header_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             max_connections: 1024,
+            reserved_connections: 64,
+            max_connections_per_peer: 64,
         }
     }
 }
@@ -71,25 +98,46 @@ pub struct Peer {
     pub client_certificate: Option<String>,
 }
 
+/// Connections a listener closed on its own, by why (the service's `/metrics`:
+/// `scale_units_connections_closed_total{reason}`).
+#[derive(Debug, Default)]
+pub struct Closed {
+    /// Over its address's cap ([`Limits::max_connections_per_peer`]), at accept.
+    pub peer_cap: AtomicU64,
+    /// Accepted into the reserve without a trusted client certificate, with the cap full.
+    pub no_certificate: AtomicU64,
+    /// No TLS handshake, or no first bytes, within [`Limits::handshake_timeout`].
+    pub first_bytes: AtomicU64,
+}
+
+impl Closed {
+    fn count(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// The transport under a [`Connection`].
 enum Transport {
     Plain(TcpStream),
     Tls(Box<TlsStream<TcpStream>>),
 }
 
-/// How many bytes must arrive before a deadline (the HTTP/2 preface of a gRPC connection).
+/// How many bytes must arrive before a deadline (the first byte of an HTTP/1.1 connection, the
+/// HTTP/2 preface of a gRPC connection).
 struct Preface {
     remaining: usize,
     deadline: Pin<Box<tokio::time::Sleep>>,
+    closed: Arc<Closed>,
 }
 
-/// An accepted connection: its transport, its peer, its slot under the cap (freed when it is
-/// dropped) and, for gRPC, the preface deadline.
+/// An accepted connection: its transport, its peer, its slot under the cap or in the reserve and
+/// its place under its peer's cap (both freed when it is dropped), and the first-bytes deadline.
 pub struct Connection {
     transport: Transport,
     peer: Peer,
     preface: Option<Preface>,
     _slot: OwnedSemaphorePermit,
+    _counted: Option<PeerCount>,
 }
 
 impl Connection {
@@ -118,9 +166,10 @@ impl AsyncRead for Connection {
                 }
                 Poll::Pending => {
                     if preface.deadline.as_mut().poll(cx).is_ready() {
+                        Closed::count(&preface.closed.first_bytes);
                         return Poll::Ready(Err(std::io::Error::new(
                             std::io::ErrorKind::TimedOut,
-                            "no HTTP/2 preface within the header timeout",
+                            "no first bytes within the handshake timeout",
                         )));
                     }
                 }
@@ -183,7 +232,7 @@ impl tonic::transport::server::Connected for Connection {
 /// What a listener speaks, for the TLS handshake's ALPN and the preface deadline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Protocol {
-    /// HTTP/1.1 (hyper's own head deadline applies).
+    /// HTTP/1.1 (the first byte, then hyper's own head deadline).
     Http1,
     /// gRPC: HTTP/2, with the preface deadline.
     Grpc,
@@ -200,7 +249,7 @@ pub(crate) struct Acceptor {
 
 impl Acceptor {
     /// Starts accepting on `listener`, over TLS when `tls` is given (its files watched and
-    /// reloaded).
+    /// reloaded), counting in `closed` the connections it closes on its own.
     ///
     /// # Errors
     /// The TLS files cannot be loaded.
@@ -209,8 +258,14 @@ impl Acceptor {
         tls: Option<TlsFiles>,
         protocol: Protocol,
         limits: Limits,
+        closed: Arc<Closed>,
     ) -> std::io::Result<Self> {
         let (sender, incoming) = mpsc::channel(64);
+        // The reserve is for trusted client certificates: a listener that verifies none keeps none.
+        let mut limits = limits;
+        if tls.as_ref().is_none_or(|files| files.client_ca.is_none()) {
+            limits.reserved_connections = 0;
+        }
         let acceptor = match tls {
             Some(files) => {
                 let files = match protocol {
@@ -226,7 +281,7 @@ impl Acceptor {
             }
             None => None,
         };
-        tokio::spawn(accept(listener, acceptor, protocol, limits, sender));
+        tokio::spawn(accept(listener, acceptor, protocol, limits, sender, closed));
         Ok(Self { incoming })
     }
 
@@ -242,19 +297,72 @@ impl Acceptor {
     }
 }
 
+/// Anonymous connections by peer address.
+#[derive(Default)]
+struct Peers {
+    counts: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// A connection counted under its peer's cap; uncounted when dropped.
+struct PeerCount {
+    peers: Arc<Peers>,
+    address: IpAddr,
+}
+
+impl Peers {
+    /// Counts one more connection from `address`, unless it has `cap` already.
+    fn enter(self: &Arc<Self>, address: IpAddr, cap: usize) -> Option<PeerCount> {
+        let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = counts.entry(address).or_insert(0);
+        if *count >= cap {
+            return None;
+        }
+        *count += 1;
+        Some(PeerCount { peers: Arc::clone(self), address })
+    }
+}
+
+impl Drop for PeerCount {
+    fn drop(&mut self) {
+        let mut counts = self.peers.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(count) = counts.get_mut(&self.address) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                counts.remove(&self.address);
+            }
+        }
+    }
+}
+
+/// Where an accepted connection holds its place.
+enum Slot {
+    /// Under [`Limits::max_connections`].
+    Cap(OwnedSemaphorePermit),
+    /// In [`Limits::reserved_connections`]: kept only with a trusted client certificate.
+    Reserve(OwnedSemaphorePermit),
+}
+
 async fn accept(
     listener: TcpListener,
     tls: Option<Arc<ArcSwap<TlsAcceptor>>>,
     protocol: Protocol,
     limits: Limits,
     sender: mpsc::Sender<Connection>,
+    closed: Arc<Closed>,
 ) {
-    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let cap = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let reserve = Arc::new(Semaphore::new(limits.reserved_connections));
+    let peers = Arc::new(Peers::default());
     loop {
         let slot = tokio::select! {
+            biased;
             () = sender.closed() => return,
-            slot = Arc::clone(&slots).acquire_owned() => match slot {
-                Ok(slot) => slot,
+            slot = Arc::clone(&cap).acquire_owned() => match slot {
+                Ok(slot) => Slot::Cap(slot),
+                Err(_) => return,
+            },
+            slot = Arc::clone(&reserve).acquire_owned() => match slot {
+                Ok(slot) => Slot::Reserve(slot),
                 Err(_) => return,
             },
         };
@@ -269,12 +377,18 @@ async fn accept(
                 }
             },
         };
+        // Over its peer's cap: closed at once, its slot free for the next.
+        let Some(counted) = peers.enter(address.ip().to_canonical(), limits.max_connections_per_peer.max(1)) else {
+            Closed::count(&closed.peer_cap);
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let tls = tls.as_ref().map(|acceptor| TlsAcceptor::clone(&acceptor.load()));
         let sender = sender.clone();
+        let (cap, reserve, closed) = (Arc::clone(&cap), Arc::clone(&reserve), Arc::clone(&closed));
         tokio::spawn(async move {
-            // The head deadline starts at accept: the handshake and the preface share it.
-            let deadline = tokio::time::Instant::now() + limits.header_timeout;
+            // The first-bytes deadline starts at accept: the handshake and the first bytes share it.
+            let deadline = tokio::time::Instant::now() + limits.handshake_timeout.min(limits.header_timeout);
             let (transport, client_certificate) = match tls {
                 None => (Transport::Plain(stream), None),
                 Some(acceptor) => match tokio::time::timeout_at(deadline, acceptor.accept(stream)).await {
@@ -288,12 +402,49 @@ async fn accept(
                         (Transport::Tls(Box::new(stream)), certificate)
                     }
                     // A failed or slow handshake: the connection and its slot are dropped.
-                    _ => return,
+                    Ok(Err(_)) => return,
+                    Err(_) => {
+                        Closed::count(&closed.first_bytes);
+                        return;
+                    }
                 },
             };
-            let preface = (protocol == Protocol::Grpc)
-                .then(|| Preface { remaining: H2_PREFACE_LEN, deadline: Box::pin(tokio::time::sleep_until(deadline)) });
-            let connection = Connection { transport, peer: Peer { address, client_certificate }, preface, _slot: slot };
+            // A certificate the listener verified (against its client CA: a listener without one
+            // asks for none) authenticates the connection: it moves to the reserve when it can
+            // and no longer counts under its peer's cap. Any other leaves the reserve or closes.
+            let (slot, counted) = match (client_certificate.is_some(), slot) {
+                (true, Slot::Cap(slot)) => match reserve.try_acquire_owned() {
+                    Ok(reserved) => {
+                        drop(slot);
+                        (reserved, None)
+                    }
+                    Err(_) => (slot, None),
+                },
+                (true, Slot::Reserve(slot)) => (slot, None),
+                (false, Slot::Cap(slot)) => (slot, Some(counted)),
+                (false, Slot::Reserve(reserved)) => match cap.try_acquire_owned() {
+                    Ok(slot) => {
+                        drop(reserved);
+                        (slot, Some(counted))
+                    }
+                    Err(_) => {
+                        Closed::count(&closed.no_certificate);
+                        return;
+                    }
+                },
+            };
+            let remaining = match protocol {
+                Protocol::Http1 => 1,
+                Protocol::Grpc => H2_PREFACE_LEN,
+            };
+            let preface = Some(Preface { remaining, deadline: Box::pin(tokio::time::sleep_until(deadline)), closed });
+            let connection = Connection {
+                transport,
+                peer: Peer { address, client_certificate },
+                preface,
+                _slot: slot,
+                _counted: counted,
+            };
             let _ = sender.send(connection).await;
         });
     }

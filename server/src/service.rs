@@ -13,10 +13,16 @@
 //! | `GET /health` · `/ready` · `/metrics` | liveness (always 200), readiness (503 from shutdown on), Prometheus text |
 //!
 //! Every answer is JSON; every error is `{"error": {"code", "message", "path"?}}` with the SPEC's
-//! codes for evaluation errors and the registry's codes for refused policies. Policy-changing
-//! routes need `Authorization: Bearer <token>` and are disabled when no token is configured.
-//! Public are `/health`, `/ready` and `/metrics` only: with [`ServiceConfig::token_for_evaluation`]
-//! (a listener outside loopback) every other route, reads included, needs the token.
+//! codes for evaluation errors and the registry's codes for refused policies.
+//!
+//! Three roles, each with its own bearer token ([`Role`]): **admin** ([`ServiceConfig::token`]:
+//! the policy-changing routes, disabled without it), **push** ([`ServiceConfig::push_token`]:
+//! observations, and an admission review's token) and **read** ([`ServiceConfig::read_token`]:
+//! evaluation, validation, `GET /v1/policies` and `/v1/units…`). A role without a token of its own
+//! takes the admin token (one token does everything, as before roles); a role with one takes only
+//! it, so no role's token opens another's routes. Public are `/health`, `/ready` and `/metrics`
+//! only: with [`ServiceConfig::token_for_evaluation`] (a listener outside loopback) the read
+//! routes need the read token.
 //!
 //! wasmtime calls are synchronous: they run on tokio's blocking pool, at most
 //! [`ServiceConfig::workers`] at a time; the async workers only parse and route.
@@ -52,8 +58,13 @@ use scale_units_host::registry::{
 /// How the service runs. [`Default`] is a loopback-friendly configuration.
 #[derive(Clone, Debug)]
 pub struct ServiceConfig {
-    /// The bearer token of the policy-changing routes; `None` disables them.
+    /// The admin's bearer token (policy-changing routes; `None` disables them), and the push and
+    /// read roles' when they have none of their own.
     pub token: Option<String>,
+    /// The push role's token: observations and admission reviews (default: [`Self::token`]).
+    pub push_token: Option<String>,
+    /// The read role's token: evaluation, validation and the reads (default: [`Self::token`]).
+    pub read_token: Option<String>,
     /// Requires the token on every route but `/health`, `/ready` and `/metrics` (for a
     /// non-loopback listener): evaluation, validation and the reads (`GET /v1/policies`,
     /// `/v1/units…`) too.
@@ -99,6 +110,8 @@ impl Default for ServiceConfig {
     fn default() -> Self {
         Self {
             token: None,
+            push_token: None,
+            read_token: None,
             token_for_evaluation: false,
             max_body_bytes: 1 << 20,
             max_component_bytes: 32 << 20,
@@ -131,10 +144,14 @@ pub struct DrainReport {
 struct Shared {
     registry: Arc<PolicyRegistry>,
     config: ServiceConfig,
-    token_digest: Option<[u8; 32]>,
+    /// The sha256 of each role's token, by [`Role`] (the admin token standing in for a role
+    /// without its own).
+    token_digests: [Option<[u8; 32]>; 3],
     ready: AtomicBool,
     metrics: Metrics,
     workers: Arc<crate::workers::Workers>,
+    /// The connections the listener closed on its own.
+    closed: Arc<crate::listen::Closed>,
 }
 
 /// The decision service over one registry.
@@ -146,7 +163,10 @@ pub struct Service {
 impl Service {
     /// A service over `registry`; it is ready at once (activate a policy first).
     pub fn new(registry: Arc<PolicyRegistry>, config: ServiceConfig) -> Self {
-        let token_digest = config.token.as_deref().map(|token| Sha256::digest(token.as_bytes()).into());
+        let digest = |token: Option<&String>| token.map(|token| <[u8; 32]>::from(Sha256::digest(token.as_bytes())));
+        let admin = config.token.as_ref();
+        let token_digests =
+            [digest(admin), digest(config.push_token.as_ref().or(admin)), digest(config.read_token.as_ref().or(admin))];
         let workers = config
             .units
             .as_ref()
@@ -155,10 +175,11 @@ impl Service {
             shared: Arc::new(Shared {
                 registry,
                 config,
-                token_digest,
+                token_digests,
                 ready: AtomicBool::new(true),
                 metrics: Metrics::default(),
                 workers,
+                closed: Arc::default(),
             }),
         }
     }
@@ -215,6 +236,7 @@ impl Service {
             self.shared.config.tls.clone(),
             crate::listen::Protocol::Http1,
             limits,
+            Arc::clone(&self.shared.closed),
         )?;
         let mut server = crate::listen::serve_http(acceptor, self.router(), limits, close_rx);
         tokio::select! {
@@ -333,6 +355,22 @@ async fn metrics_text(State(shared): Shared_) -> Response {
             shared.workers.calls()
         );
     }
+    {
+        use std::fmt::Write as _;
+        use std::sync::atomic::Ordering::Relaxed;
+        let closed = &shared.closed;
+        let _ = write!(
+            text,
+            "# HELP scale_units_connections_closed_total Connections the listener closed on its own: over their address's cap, in the reserve without a trusted client certificate, no handshake or first byte in time.\n\
+             # TYPE scale_units_connections_closed_total counter\n\
+             scale_units_connections_closed_total{{reason=\"peer_cap\"}} {}\n\
+             scale_units_connections_closed_total{{reason=\"no_certificate\"}} {}\n\
+             scale_units_connections_closed_total{{reason=\"first_bytes\"}} {}\n",
+            closed.peer_cap.load(Relaxed),
+            closed.no_certificate.load(Relaxed),
+            closed.first_bytes.load(Relaxed)
+        );
+    }
     render_tls(&mut text, &shared.config);
     if let Some(units) = &shared.config.units {
         use std::fmt::Write as _;
@@ -396,7 +434,7 @@ async fn evaluate(
     body: Body,
 ) -> Response {
     if shared.config.token_for_evaluation
-        && let Some(response) = authorize(&shared, &headers)
+        && let Some(response) = authorize_as(&shared, &headers, Role::Read)
     {
         return response;
     }
@@ -518,7 +556,7 @@ fn policy_json(served: &Served<String>) -> Value {
 
 async fn validate(State(shared): Shared_, headers: HeaderMap, body: Body) -> Response {
     if shared.config.token_for_evaluation
-        && let Some(response) = authorize(&shared, &headers)
+        && let Some(response) = authorize_as(&shared, &headers, Role::Read)
     {
         return response;
     }
@@ -566,7 +604,7 @@ async fn validate(State(shared): Shared_, headers: HeaderMap, body: Body) -> Res
 async fn list_policies(State(shared): Shared_, headers: HeaderMap) -> Response {
     // Paths, history, pins and refusal reasons are internals: outside loopback, token holders only.
     if shared.config.token_for_evaluation
-        && let Some(response) = authorize(&shared, &headers)
+        && let Some(response) = authorize_as(&shared, &headers, Role::Read)
     {
         return response;
     }
@@ -796,8 +834,9 @@ async fn pin_or_unpin(shared: &Shared, headers: &HeaderMap, digest: Option<Strin
         Ok(text) => text,
         Err(response) => return response,
     };
-    let Some(unit_ref) = serde_json::from_str::<Value>(&text)
+    let Some(unit_ref) = crate::strict::check(text.as_bytes())
         .ok()
+        .and_then(|()| serde_json::from_str::<Value>(&text).ok())
         .and_then(|value| value.get("unit_ref").and_then(Value::as_str).map(str::to_owned))
     else {
         return error_response(StatusCode::BAD_REQUEST, "invalid_field", "the body must be {\"unit_ref\": \"…\"}");
@@ -859,15 +898,43 @@ async fn blocking<T: Send + 'static>(shared: &Shared, f: impl FnOnce() -> T + Se
         .map_err(|error| error_response(StatusCode::INTERNAL_SERVER_ERROR, "host_error", &error.to_string()))
 }
 
-/// `None` when the bearer token is right, else the refusal. Compared through its sha256 (no early
-/// exit on the secret's bytes).
+/// Who a bearer token speaks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Stages, activates, shadows, pins, rolls back and drops policies.
+    Admin = 0,
+    /// Pushes observations; authenticates admission reviews.
+    Push = 1,
+    /// Evaluates, validates and reads policies and units.
+    Read = 2,
+}
+
+impl Shared {
+    /// The digest of `role`'s token, if it has one.
+    fn token_of(&self, role: Role) -> Option<&[u8; 32]> {
+        self.token_digests.get(role as usize).and_then(Option::as_ref)
+    }
+}
+
+/// `None` when the bearer token is the admin's, else the refusal.
 fn authorize(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
-    let Some(expected) = &shared.token_digest else {
-        return Some(error_response(
-            StatusCode::FORBIDDEN,
-            "policy_changes_disabled",
-            "no token is configured: this service does not change policy",
-        ));
+    authorize_as(shared, headers, Role::Admin)
+}
+
+/// `None` when the bearer token is `role`'s, else the refusal. Compared through its sha256 (no
+/// early exit on the secret's bytes).
+fn authorize_as(shared: &Shared, headers: &HeaderMap, role: Role) -> Option<Response> {
+    let Some(expected) = shared.token_of(role) else {
+        return Some(match role {
+            Role::Admin => error_response(
+                StatusCode::FORBIDDEN,
+                "policy_changes_disabled",
+                "no token is configured: this service does not change policy",
+            ),
+            Role::Push | Role::Read => {
+                error_response(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required")
+            }
+        });
     };
     let given = headers
         .get(header::AUTHORIZATION)
@@ -950,9 +1017,10 @@ fn registry_error(error: &RegistryError) -> (StatusCode, String) {
     let status = match error {
         RegistryError::UnknownPolicy { .. } => StatusCode::NOT_FOUND,
         RegistryError::NoActivePolicy => StatusCode::SERVICE_UNAVAILABLE,
-        RegistryError::NothingToRollBack | RegistryError::StagedFull { .. } | RegistryError::PolicyInUse { .. } => {
-            StatusCode::CONFLICT
-        }
+        RegistryError::NothingToRollBack
+        | RegistryError::StagedFull { .. }
+        | RegistryError::PinsFull { .. }
+        | RegistryError::PolicyInUse { .. } => StatusCode::CONFLICT,
         RegistryError::InvalidUnitRef { .. } => StatusCode::BAD_REQUEST,
         RegistryError::Host(error) if is_call_failure(error) => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::UNPROCESSABLE_ENTITY,

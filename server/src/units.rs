@@ -45,7 +45,7 @@ use store::{Store, Write};
 
 use crate::collect::sources::Sources;
 
-use scale_units_host::{PolicyRegistry, Provenance};
+use scale_units_host::{HostError, PolicyRegistry, Provenance, RegistryError};
 
 /// The key of a unit: the workload's namespace and name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -806,7 +806,11 @@ impl Units {
         let time = |value: &Value, field: &str| {
             value.get(field).and_then(Value::as_str).and_then(|text| text.parse::<jiff::Timestamp>().ok())
         };
-        if evidence.get("count").and_then(Value::as_u64).is_none_or(|count| count > 10_000) {
+        if evidence
+            .get("count")
+            .and_then(Value::as_u64)
+            .is_none_or(|count| count > scale_units_core::LIMITS.max_replicas)
+        {
             return Err(invalid("the replica count must be 0..=10000"));
         }
         let observed = time(&evidence, "observed_at").ok_or_else(|| invalid("observed_at cannot be read"))?;
@@ -928,6 +932,10 @@ impl Units {
 
     /// Validates a contract through the active policy and reads what the registry needs from it.
     async fn validate(&self, text: String, source: Option<PathBuf>) -> Result<Arc<Contract>, UnitError> {
+        // A key twice would be kept once below (the last): refused, as the core refuses it.
+        crate::strict::check(text.as_bytes()).map_err(|error| {
+            UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidJson, error.to_string(), ""))
+        })?;
         let value: Value = serde_json::from_str(&text).map_err(|error| {
             UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidJson, error.to_string(), ""))
         })?;
@@ -991,6 +999,9 @@ impl Units {
         let invalid = |code, message: String, path: &str| {
             UnitError::InvalidObservations(EvaluationError::new(code, message, path.to_owned()))
         };
+        if let Err(error) = crate::strict::check(body.as_bytes()) {
+            return Err(invalid(ErrorCode::InvalidJson, error.to_string(), ""));
+        }
         let push: Map<String, Value> = match serde_json::from_str::<Value>(body) {
             Ok(Value::Object(map)) => map,
             Ok(_) => return Err(invalid(ErrorCode::InvalidField, "the push must be a JSON object".to_owned(), "")),
@@ -1002,7 +1013,7 @@ impl Units {
         let replicas = match push.get("current_replicas") {
             None => None,
             Some(value) => match value.as_u64() {
-                Some(count) if count <= 10_000 => Some(count),
+                Some(count) if count <= scale_units_core::LIMITS.max_replicas => Some(count),
                 Some(_) => {
                     return Err(invalid(
                         ErrorCode::ReplicasOutOfBounds,
@@ -1020,8 +1031,9 @@ impl Units {
             },
         };
 
-        // The component checks every observation (SPEC §5, duplicates of §6) in a request at the
-        // contract's floor; nothing of the decision is used.
+        // The component checks the contract and every observation (SPEC §5, duplicates of §6)
+        // without deciding (WIT 0.3.0 `validate-observations-json`); a component of an earlier WIT
+        // checks them by evaluating the request at the contract's floor, nothing of the decision used.
         let mut request = Map::new();
         let contract_value: Value = serde_json::from_str(&contract.text)
             .map_err(|error| invalid(ErrorCode::InvalidJson, error.to_string(), "contract"))?;
@@ -1035,8 +1047,15 @@ impl Units {
         }
         let request = Value::Object(request).to_string();
         let registry = Arc::clone(&self.registry);
-        match self.workers.run(move || registry.evaluate_json(&request)).await {
-            Ok(Ok(Ok(_))) => {}
+        let check = move || match registry.active() {
+            Some(active) => match active.policy.validate_observations_json(&request) {
+                Err(HostError::Unsupported { .. }) => registry.evaluate_json(&request).map(|outcome| outcome.map(drop)),
+                checked => checked.map_err(RegistryError::Host),
+            },
+            None => registry.evaluate_json(&request).map(|outcome| outcome.map(drop)),
+        };
+        match self.workers.run(check).await {
+            Ok(Ok(Ok(()))) => {}
             Ok(Ok(Err(error))) => return Err(UnitError::InvalidObservations(error)),
             Ok(Err(error)) => return Err(UnitError::Policy(error)),
             Err(error) => return Err(UnitError::Store(format!("the validation task failed: {error}"))),
@@ -1320,7 +1339,8 @@ fn timestamp(time: SystemTime) -> jiff::Timestamp {
 /// Reads a sources file named `<stem>.sources.<extension>`.
 fn load_sources(path: &Path, stem: &str, yaml: bool) -> Result<(UnitKey, Arc<LoadedSources>), String> {
     let key = UnitKey::from_file_name(&format!("{stem}.json")).map_err(|error| error.to_string())?;
-    let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read: {error}"))?;
+    // Read as a contract is: a regular file of at most 1 MiB, never read whole past it.
+    let text = read_contract(path).map_err(|error| format!("cannot read: {error}"))?;
     let sources = Sources::parse(&text, yaml).map_err(|error| format!("sources refused: {error}"))?;
     Ok((key, Arc::new(LoadedSources { sources: Arc::new(sources), path: path.to_owned() })))
 }
@@ -1346,10 +1366,10 @@ fn log_report(report: &ReloadReport) {
 /// How long an observation is kept at most, whatever its `expires_at`: a day.
 const MAX_OBSERVATION_KEEP_MS: i64 = 24 * 3600 * 1000;
 
-/// The largest contract file read: a ConfigMap holds at most 1 MiB.
+/// The largest contract or sources file read: a ConfigMap holds at most 1 MiB.
 const MAX_CONTRACT_BYTES: u64 = 1 << 20;
 
-/// A contract file's text, when it is a regular file of at most [`MAX_CONTRACT_BYTES`].
+/// A contract or sources file's text, when it is a regular file of at most [`MAX_CONTRACT_BYTES`].
 fn read_contract(path: &Path) -> std::io::Result<String> {
     use std::io::Read as _;
     let file = std::fs::File::open(path)?;

@@ -22,20 +22,28 @@
 //! server retried it) is answered allowed again and recorded once.
 //! Only an authenticated review (the service decides: [`AdmissionOptions::unauthenticated`])
 //! records the unit's last scale action, and only outside any dry run; any other is judged and
-//! answered without the decision's id, reasons, bounds or warnings.
+//! answered without the decision's id, reasons, bounds or warnings, never breaks glass, never
+//! counts as a recovery, and is audited with its connection's address and its claimed user.
+//!
+//! A body is read up to [`MAX_REVIEW_BYTES`] and parsed into the few fields judged by, the rest
+//! skipped unread (no tree of the objects), at most two at once; a key named twice anywhere in it
+//! is a malformed review.
 
 pub mod breakglass;
 pub mod tls;
 
-use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::autoscaling::v1::Scale;
-use kube_core::DynamicObject;
-use kube_core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+use std::collections::BTreeMap;
+
+use kube_core::TypeMeta;
+use kube_core::admission::{AdmissionResponse, Operation};
 use scale_units_core::gate::{self, Bounds, ChangeKind, Evaluated, GateReason, GateVerdict};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
 use crate::collect::sources::WorkloadKind;
+use crate::listen::Peer;
 use crate::units::{AdmittedChange, UnitKey, UnitVerdict, Units};
 
 /// The audit annotation carrying the decision id of an admitted change (the API server prefixes
@@ -77,9 +85,22 @@ pub struct AdmissionOptions {
     pub override_groups: Vec<String>,
     /// The caller did not authenticate (no client certificate of the webhook's CA, no bearer
     /// token): the review is judged, but no scale action is recorded from it, and its answer
-    /// names no decision, reason or bound (the audit log keeps them).
+    /// names no decision, reason or bound (the audit log keeps them). Its `userInfo` is a claim:
+    /// it never overrides a denial nor counts as a recovery, and the audit log names its peer.
     pub unauthenticated: bool,
+    /// The connection the review came on (its address goes to the audit log).
+    pub peer: Option<Peer>,
 }
+
+/// Largest `AdmissionReview` body read: a review carries the object and the old object, each at
+/// most what etcd stores (1.5 MiB, its default `--max-request-bytes`), and an envelope (uid,
+/// resource, user, options) given 64 KiB.
+pub const MAX_REVIEW_BYTES: usize = 2 * (3 << 19) + (64 << 10);
+
+/// Reviews parsed at once; the others wait their turn (their bodies are read already).
+const PARSED_AT_ONCE: usize = 2;
+
+static PARSING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(PARSED_AT_ONCE);
 
 /// The one warning of an answer to an unauthenticated review.
 pub const UNAUTHENTICATED_WARNING: &str = concat!(
@@ -110,7 +131,12 @@ pub async fn review(units: &Units, body: &[u8], dry_run: bool) -> Value {
 pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions) -> Reviewed {
     let dry_run = options.dry_run;
     let unanswerable = |review| Reviewed { review, record: None, overridden: None, recovered: false };
-    let review: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
+    let parsed = {
+        // INVARIANT: the semaphore is a static that is never closed.
+        let _turn = PARSING.acquire().await.ok();
+        crate::strict::check(body).and_then(|()| serde_json::from_slice::<ReviewIn>(body))
+    };
+    let review = match parsed {
         Ok(review) => review,
         Err(error) => {
             return unanswerable(malformed(
@@ -119,9 +145,9 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             ));
         }
     };
-    let request: AdmissionRequest<DynamicObject> = match review.try_into() {
-        Ok(request) => request,
-        Err(_) => return unanswerable(malformed(body, "the AdmissionReview has no request")),
+    let types = TypeMeta { api_version: review.api_version, kind: review.kind };
+    let Some(request) = review.request else {
+        return unanswerable(malformed(body, "the AdmissionReview has no request"));
     };
     let Judged { mut outcome, changes, facts } = admit(units, &request).await;
     // A review already admitted (the API server retried it) is answered as it was and recorded
@@ -146,9 +172,15 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
     }
     let username = request.user_info.username.clone().unwrap_or_default();
     let groups = request.user_info.groups.clone().unwrap_or_default();
-    // Break glass: a member of an override group is let through a denial, never silently.
+    // Break glass: a member of an override group is let through a denial, never silently. The
+    // membership is the API server's word: a review that did not authenticate only claims it
+    // (anyone who reaches the port can write `userInfo`), and overrides nothing.
+    let claimed_override =
+        options.unauthenticated && options.override_groups.iter().any(|group| groups.contains(group));
     let mut overridden: Option<OverrideFacts> = None;
-    if let Outcome::Deny { message, decision_id } = &mut outcome {
+    if let Outcome::Deny { message, decision_id } = &mut outcome
+        && !options.unauthenticated
+    {
         let annotations = request.object.as_ref().and_then(|object| object.metadata.annotations.as_ref());
         match breakglass::check(&options.override_groups, &username, &groups, annotations, jiff::Timestamp::now()) {
             breakglass::Check::Granted(granted) => {
@@ -207,9 +239,20 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             warnings.push(message);
         }
     }
+    // A recovery is a judgment of the change alone; from a review that did not authenticate it is
+    // answered the same, but neither counted nor logged as one.
+    let recovered = facts.recovery && !options.unauthenticated;
     let mut record = AuditRecord::new("admission").decision(facts.decision);
     record.unit = facts.unit;
-    record.caller = Caller { username: Some(username), groups: Some(groups), ..Caller::default() };
+    record.caller = Caller::peer(options.peer.as_ref());
+    let claimed_user = if options.unauthenticated {
+        // Its user is a claim: kept apart from the caller, who is known by its address only.
+        Some(serde_json::json!({"username": username, "groups": groups}))
+    } else {
+        record.caller.username = Some(username);
+        record.caller.groups = Some(groups);
+        None
+    };
     record.component_digest = facts.component_digest;
     record.error = facts.error;
     record.allowed = Some(dry_run || matches!(outcome, Outcome::Allow { .. }));
@@ -225,10 +268,15 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         "change": facts.change.map(|(from, to)| serde_json::json!({"from": from, "to": to})),
         "dry_run": request.dry_run,
         "webhook_dry_run": dry_run,
-        "recovery": facts.recovery,
+        "recovery": recovered,
         "message": message,
         "authenticated": !options.unauthenticated,
     });
+    if let (Some(claimed), Some(detail)) = (claimed_user, record.detail.as_object_mut()) {
+        detail.insert("unauthenticated_attempt".to_owned(), Value::Bool(true));
+        detail.insert("claimed_user".to_owned(), claimed);
+        detail.insert("claimed_override".to_owned(), Value::Bool(claimed_override));
+    }
     if options.unauthenticated {
         outcome = match outcome {
             Outcome::Allow { .. } => Outcome::Allow { warnings: Vec::new(), decision_id: None },
@@ -246,7 +294,9 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             warnings.push(UNAUTHENTICATED_WARNING.to_owned());
         }
     }
-    let mut response = AdmissionResponse::from(&request);
+    let mut response = AdmissionResponse::invalid("");
+    (response.types, response.uid, response.allowed, response.result) =
+        (types, request.uid.clone(), true, kube_core::Status::default());
     match outcome {
         Outcome::Allow { warnings, decision_id } => {
             if let Some(id) = decision_id {
@@ -269,7 +319,7 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             }
         }
     }
-    Reviewed { review: to_json(response), record: Some(record), overridden: group, recovered: facts.recovery }
+    Reviewed { review: to_json(response), record: Some(record), overridden: group, recovered }
 }
 
 /// What the ledger keeps of an admitted review.
@@ -283,10 +333,15 @@ fn admitted_change<'a>(uid: &'a str, change: Option<(u64, u64)>, outcome: &'a Ou
 fn malformed(body: &[u8], message: &str) -> Value {
     let mut response = AdmissionResponse::invalid(format!("scale-units: {message}"));
     response.result.code = 400;
-    if let Some(uid) = serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|value| value.pointer("/request/uid").and_then(Value::as_str).map(str::to_owned))
-    {
+    #[derive(Deserialize)]
+    struct Uid {
+        request: Option<UidOf>,
+    }
+    #[derive(Deserialize)]
+    struct UidOf {
+        uid: Option<String>,
+    }
+    if let Some(uid) = serde_json::from_slice::<Uid>(body).ok().and_then(|review| review.request?.uid) {
         response.uid = uid;
     }
     to_json(response)
@@ -319,7 +374,7 @@ impl Workload {
     }
 }
 
-async fn admit(units: &Units, request: &AdmissionRequest<DynamicObject>) -> Judged {
+async fn admit(units: &Units, request: &RequestIn) -> Judged {
     let allow = || Judged {
         outcome: Outcome::Allow { warnings: Vec::new(), decision_id: None },
         changes: None,
@@ -452,26 +507,126 @@ fn outcome_of(key: &UnitKey, verdict: &GateVerdict, facts: &mut Facts, decision_
 }
 
 /// `spec.replicas` of a `Scale` (absent: 0) or of a Deployment or StatefulSet (absent: 1, the
-/// Kubernetes default), read through the Kubernetes API types.
-fn replicas(object: &DynamicObject, workload: Workload, scale: bool) -> Result<u64, String> {
-    let value = serde_json::to_value(object).map_err(|error| format!("the object cannot be read: {error}"))?;
-    let count = if scale {
-        let scale: Scale = serde_json::from_value(value)
-            .map_err(|error| format!("the object is not an autoscaling/v1 Scale: {error}"))?;
-        scale.spec.and_then(|spec| spec.replicas).unwrap_or(0)
-    } else {
-        match workload {
-            Workload::Deployment => {
-                let deployment: Deployment = serde_json::from_value(value)
-                    .map_err(|error| format!("the object is not an apps/v1 Deployment: {error}"))?;
-                deployment.spec.and_then(|spec| spec.replicas).unwrap_or(1)
-            }
-            Workload::StatefulSet => {
-                let set: StatefulSet = serde_json::from_value(value)
-                    .map_err(|error| format!("the object is not an apps/v1 StatefulSet: {error}"))?;
-                set.spec.and_then(|spec| spec.replicas).unwrap_or(1)
-            }
-        }
-    };
+/// Kubernetes default).
+fn replicas(object: &ObjectIn, _workload: Workload, scale: bool) -> Result<u64, String> {
+    let count = object.spec.as_ref().and_then(|spec| spec.replicas).unwrap_or(if scale { 0 } else { 1 });
     u64::try_from(count).map_err(|_| format!("spec.replicas is negative ({count})"))
+}
+
+/// What the webhook reads of an `AdmissionReview` (`admission.k8s.io/v1`): every other field, of
+/// the review and of its objects, is skipped as it is read (serde's `IgnoredAny`), never built
+/// into a tree, so a review costs its body and a few small strings whatever it carries.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReviewIn {
+    api_version: String,
+    kind: String,
+    #[serde(default)]
+    request: Option<RequestIn>,
+}
+
+/// The fields of a review's `request` the webhook judges by.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RequestIn {
+    uid: String,
+    #[serde(rename = "kind")]
+    _kind: IgnoredAny,
+    resource: ResourceIn,
+    #[serde(default)]
+    sub_resource: Option<String>,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    operation: Operation,
+    user_info: UserIn,
+    #[serde(default)]
+    object: Option<ObjectIn>,
+    #[serde(default)]
+    old_object: Option<ObjectIn>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// `request.resource`.
+#[derive(Deserialize)]
+struct ResourceIn {
+    #[serde(default)]
+    group: String,
+    resource: String,
+}
+
+/// `request.userInfo`: what the API server says of the requester.
+#[derive(Deserialize)]
+struct UserIn {
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    groups: Option<Vec<String>>,
+}
+
+/// An object of a review (a `Scale`, a Deployment, a StatefulSet): its replica count and the
+/// override annotations, nothing else.
+#[derive(Deserialize)]
+struct ObjectIn {
+    #[serde(default)]
+    metadata: MetadataIn,
+    #[serde(default)]
+    spec: Option<SpecIn>,
+}
+
+#[derive(Default, Deserialize)]
+struct MetadataIn {
+    #[serde(default, deserialize_with = "override_annotations")]
+    annotations: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize)]
+struct SpecIn {
+    #[serde(default)]
+    replicas: Option<i32>,
+}
+
+/// The object's annotations, keeping the break-glass ones only ([`breakglass::REASON_ANNOTATION`],
+/// [`breakglass::EXPIRES_ANNOTATION`]); the others' values are skipped unread.
+fn override_annotations<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<BTreeMap<String, String>>, D::Error> {
+    struct Annotations;
+    impl<'de> serde::de::Visitor<'de> for Annotations {
+        type Value = Option<BTreeMap<String, String>>;
+
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("a map of annotations")
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+            deserializer.deserialize_map(self)
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut kept = BTreeMap::new();
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == breakglass::REASON_ANNOTATION || key == breakglass::EXPIRES_ANNOTATION {
+                    let value = map.next_value::<String>()?;
+                    if kept.insert(key.clone().into_owned(), value).is_some() {
+                        return Err(serde::de::Error::custom(format!("duplicate annotation `{key}`")));
+                    }
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(Some(kept))
+        }
+    }
+    deserializer.deserialize_option(Annotations)
 }

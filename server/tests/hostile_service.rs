@@ -37,7 +37,7 @@ fn hostile_candidates_are_refused_by_the_service_which_keeps_serving() {
 
     let wasi = "package test:hostile;\n\
          package wasi:random@0.2.0 { interface random { get-random-u64: func() -> u64; } }\n\
-         world with-wasi {\n  import wasi:random/random@0.2.0;\n  export scale-units:evaluator/evaluator@0.2.0;\n}\n";
+         world with-wasi {\n  import wasi:random/random@0.2.0;\n  export scale-units:evaluator/evaluator@0.3.0;\n}\n";
     let mut truncated = component_bytes().to_vec();
     truncated.truncate(truncated.len() / 3);
     let call_time = ["conformance_failed", "component_trap"];

@@ -298,8 +298,22 @@ fn ports_arguments_and_volumes_agree() {
     let key = volume_of(pod, container, arg(container, "--tls-key").unwrap());
     assert_eq!(cert.name, key.name);
     assert!(cert.secret.is_some());
-    let token = volume_of(pod, container, arg(container, "--token-file").unwrap());
-    assert!(token.secret.is_some(), "a listener outside loopback needs a token");
+    // One token per role, each a file of a Secret, each its own file.
+    let mut files = Vec::new();
+    for flag in ["--token-file", "--push-token-file", "--read-token-file"] {
+        let file = arg(container, flag).unwrap_or_else(|| panic!("{flag}"));
+        assert!(volume_of(pod, container, file).secret.is_some(), "{flag}: a listener outside loopback needs a token");
+        files.push(file);
+    }
+    files.sort_unstable();
+    files.dedup();
+    assert_eq!(files.len(), 3, "one file per role");
+    // Idle sockets: a first-bytes deadline shorter than the head deadline, a cap per address under
+    // the connection cap, and room kept for client certificates.
+    let number = |flag: &str| arg(container, flag).unwrap_or_else(|| panic!("{flag}")).parse::<u64>().unwrap();
+    assert!(number("--handshake-timeout-ms") < number("--header-timeout-ms"));
+    assert!(number("--max-connections-per-peer") < number("--max-connections"));
+    assert!(number("--reserved-connections") >= 1);
     // A read-only root: the compiled-component cache is a volume.
     let cache = container.env.as_ref().unwrap().iter().find(|env| env.name == "SCALE_UNITS_CACHE_DIR").unwrap();
     assert!(volume_of(pod, container, cache.value.as_deref().unwrap()).empty_dir.is_some());
@@ -600,16 +614,76 @@ fn a_disruption_budget_and_network_policies_cover_the_pods_and_their_two_ports()
     let https = port_of(arg(container, "--listen").unwrap());
     let mut ports: Vec<i32> = admitted.iter().map(|(port, _)| *port).collect();
     ports.sort_unstable();
-    assert_eq!(ports, [https, grpc], "the two listeners, each once");
+    ports.dedup();
+    assert_eq!(ports, [https, grpc], "the two listeners");
     // gRPC from KEDA's namespace only.
-    let (_, from) = admitted.iter().find(|(port, _)| *port == grpc).unwrap();
-    let peers = from.as_ref().unwrap();
+    let grpc_rules: Vec<_> = admitted.iter().filter(|(port, _)| *port == grpc).collect();
+    assert_eq!(grpc_rules.len(), 1);
+    let peers = grpc_rules[0].1.as_ref().unwrap();
     assert_eq!(peers.len(), 1);
     let namespaces = peers[0].namespace_selector.as_ref().unwrap().match_labels.as_ref().unwrap();
     assert_eq!(namespaces["kubernetes.io/metadata.name"], "keda");
-    // HTTPS from any source: the API server is not a pod a selector can name.
-    let (_, from) = admitted.iter().find(|(port, _)| *port == https).unwrap();
-    assert!(from.is_none());
+    // HTTPS never from any source: from the control plane's addresses (an ipBlock, the
+    // kustomization's input) and from the pods of opted-in namespaces.
+    let https_peers: Vec<_> = admitted
+        .iter()
+        .filter(|(port, _)| *port == https)
+        .flat_map(|(_, from)| from.as_ref().expect("a rule for HTTPS names its sources"))
+        .collect();
+    assert!(!https_peers.is_empty());
+    let blocks: Vec<&str> =
+        https_peers.iter().filter_map(|peer| peer.ip_block.as_ref()).map(|block| block.cidr.as_str()).collect();
+    assert_eq!(blocks.len(), 1, "one ipBlock: the control plane's addresses");
+    for peer in &https_peers {
+        match (&peer.ip_block, &peer.namespace_selector, &peer.pod_selector) {
+            (Some(block), None, None) => assert!(block.except.is_none()),
+            (None, Some(namespaces), _) => {
+                let labels = namespaces.match_labels.as_ref().unwrap();
+                assert_eq!(labels.get("scale-units.io/client").map(String::as_str), Some("true"), "{labels:?}");
+            }
+            other => panic!("an HTTPS source of another form: {other:?}"),
+        }
+    }
+}
+
+/// The kustomization's input `CONTROL_PLANE_CIDR` (control-plane.env) is what kustomize writes
+/// into the webhook port's ipBlock, and it is a CIDR.
+#[test]
+fn the_control_planes_addresses_are_the_kustomizations_input_for_the_webhook_port() {
+    let kustomization: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(deploy_dir().join("kustomization.yaml")).unwrap()).unwrap();
+    let generator = &kustomization["configMapGenerator"][0];
+    assert_eq!(generator["options"]["annotations"]["config.kubernetes.io/local-config"], "true", "never applied");
+    let env = generator["envs"][0].as_str().unwrap();
+    let text = std::fs::read_to_string(deploy_dir().join(env)).unwrap();
+    let cidr = text
+        .lines()
+        .find_map(|line| line.strip_prefix("CONTROL_PLANE_CIDR="))
+        .expect("control-plane.env sets CONTROL_PLANE_CIDR")
+        .trim();
+    let (address, prefix) = cidr.split_once('/').expect("a CIDR");
+    assert!(address.parse::<std::net::IpAddr>().is_ok() && prefix.parse::<u8>().is_ok_and(|p| p <= 128), "{cidr}");
+    let replacement = &kustomization["replacements"][0];
+    assert_eq!(replacement["source"]["name"], generator["name"]);
+    assert_eq!(replacement["source"]["fieldPath"], "data.CONTROL_PLANE_CIDR");
+    let target = &replacement["targets"][0];
+    assert_eq!(target["select"]["kind"], "NetworkPolicy");
+    let field = target["fieldPaths"][0].as_str().unwrap();
+    // The field it replaces is the ipBlock of the webhook's policy.
+    let manifests = manifests();
+    let (_, policy) = manifests["NetworkPolicy"]
+        .iter()
+        .find(|(_, document)| document["metadata"]["name"] == target["select"]["name"])
+        .expect("the policy the replacement names");
+    let mut node = policy;
+    for step in field.split('.') {
+        node = match step.parse::<usize>() {
+            Ok(index) => &node[index],
+            Err(_) => &node[step],
+        };
+    }
+    assert!(node.is_string(), "{field} is a field of the policy");
+    assert_eq!(field, "spec.ingress.0.from.0.ipBlock.cidr");
 }
 
 #[test]

@@ -158,7 +158,7 @@ fn policy_changes_need_the_token_and_refused_candidates_never_serve() {
         Behaviour::Trap,
         &GOOD_INFO,
         Some(
-            "package test:hostile;\nworld with-clock {\n  import now: func() -> u64;\n  export scale-units:evaluator/evaluator@0.2.0;\n}\n",
+            "package test:hostile;\nworld with-clock {\n  import now: func() -> u64;\n  export scale-units:evaluator/evaluator@0.3.0;\n}\n",
         ),
     );
     let variant_c = common::variant_build(component_bytes(), "c");

@@ -3,7 +3,8 @@
 //! - `component`: builds `evaluator-component` as a `cdylib` for `wasm32-unknown-unknown` with the
 //!   `component` profile, wraps the core module into a component with `wit-component`, and writes it to
 //!   `<target>/scale-units/scale_units_evaluator.wasm`, where the host finds it by default, and
-//!   bundles a copy with its digest into the SDK crate (`host-rs/component/`).
+//!   bundles a copy with its digest into the SDK crate (`host-rs/component/`) and into the Go
+//!   module (`bindings-go/`, committed: `make go-component-check` compares it with a fresh build).
 //! - `wit-check [--bless]`: builds the component, then fails when the component imports anything,
 //!   when its printed world differs from `wit/snapshot/component.wit` (`--bless` rewrites the
 //!   snapshot), or when an item of `wit/` lacks a `///` doc comment.
@@ -125,7 +126,8 @@ fn build_component() -> Result<(PathBuf, Vec<u8>)> {
     fs::write(&out, &component).with_context(|| format!("writing {}", out.display()))?;
     let digest = format!("sha256:{}", hex(&Sha256::digest(&component)));
     println!("component {} ({} bytes, {digest})", out.display(), component.len());
-    bundle(&root, &component, &digest)?;
+    bundle(&root.join("host-rs").join("component"), &component, &digest)?;
+    bundle(&root.join("bindings-go"), &component, &digest)?;
     Ok((out, component))
 }
 
@@ -188,12 +190,12 @@ fn shrink_with(wasm_opt: &str, module_path: &Path) -> Result<Vec<u8>> {
     fs::read(&optimised).with_context(|| format!("reading {}", optimised.display()))
 }
 
-/// Copies the component into the SDK crate (`host-rs/component/`, ignored by git, listed in the
-/// crate's `include`) with its digest beside it, so that `cargo package -p scale-units-host`
-/// carries it and `Policy::bundled()` loads it. Unchanged files are not rewritten: their mtime
-/// is what makes cargo rebuild the SDK.
-fn bundle(root: &Path, component: &[u8], digest: &str) -> Result<()> {
-    let dir = root.join("host-rs").join("component");
+/// Copies the component with its digest beside it into `dir`: the SDK crate's
+/// `host-rs/component/` (ignored by git, listed in the crate's `include`, so that
+/// `cargo package -p scale-units-host` carries it and `Policy::bundled()` loads it) and the Go
+/// module's `bindings-go/` (committed, `go:embed`ded). Unchanged files are not rewritten: their
+/// mtime is what makes cargo rebuild the SDK.
+fn bundle(dir: &Path, component: &[u8], digest: &str) -> Result<()> {
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let files: [(PathBuf, Vec<u8>); 2] = [
         (dir.join(COMPONENT_FILE), component.to_vec()),

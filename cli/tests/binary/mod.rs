@@ -29,9 +29,15 @@ pub struct Serve {
 impl Serve {
     /// `scale-units serve ARGS` (ARGS must not repeat `--shutdown-delay-ms` or `--audit-log`).
     pub fn new<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Self {
+        Self::audited(Path::new("/dev/null"), args)
+    }
+
+    /// `scale-units serve ARGS` with its audit log in `audit`.
+    pub fn audited<S: AsRef<OsStr>>(audit: &Path, args: impl IntoIterator<Item = S>) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_scale-units"));
         command
-            .args(["serve", "--shutdown-delay-ms", "0", "--audit-log", "/dev/null"])
+            .args(["serve", "--shutdown-delay-ms", "0", "--audit-log"])
+            .arg(audit)
             .args(args)
             .env("SCALE_UNITS_CACHE_DIR", std::env::temp_dir().join("scale-units-test-cache"))
             .env_remove("SCALE_UNITS_TOKEN")
@@ -42,7 +48,7 @@ impl Serve {
 
     /// `scale-units serve ARGS` as [`Self::new`], but its decision audit log on stdout (unless
     /// ARGS give `--audit-log`), left unread in [`Served::stdout`].
-    pub fn audited<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Self {
+    pub fn audit_on_stdout<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_scale-units"));
         command
             .args(["serve", "--shutdown-delay-ms", "0"])
@@ -81,6 +87,12 @@ impl Serve {
     /// Removes `dir` when the service is dropped.
     pub fn owning(mut self, dir: &Path) -> Self {
         self.owned = Some(dir.to_owned());
+        self
+    }
+
+    /// The child's standard error goes to `file`.
+    pub fn stderr_to(mut self, file: &Path) -> Self {
+        self.command.stderr(std::fs::File::create(file).unwrap());
         self
     }
 

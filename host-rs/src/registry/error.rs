@@ -66,6 +66,11 @@ pub enum RegistryError {
         /// How it is used: `active`, `the rollback target`, `shadowed` or `pinned`.
         why: &'static str,
     },
+    /// As many units are pinned as the registry allows; unpin one first.
+    PinsFull {
+        /// [`RegistryBuilder::max_pins`](crate::registry::RegistryBuilder::max_pins).
+        limit: usize,
+    },
     /// A pin's `unit_ref` does not have a reference's form.
     InvalidUnitRef {
         /// Its length in bytes.
@@ -97,6 +102,7 @@ impl RegistryError {
             Self::InvalidTrustKey(_) => "invalid_trust_key",
             Self::StagedFull { .. } => "staged_full",
             Self::PolicyInUse { .. } => "policy_in_use",
+            Self::PinsFull { .. } => "pins_full",
             Self::InvalidUnitRef { .. } => "invalid_ref",
         }
     }
@@ -130,6 +136,9 @@ impl fmt::Display for RegistryError {
                 )
             }
             Self::PolicyInUse { digest, why } => write!(f, "{digest} is {why}: it stays staged"),
+            Self::PinsFull { limit } => {
+                write!(f, "{limit} units are pinned, the most there may be: unpin one (POST /v1/policies/unpin)")
+            }
             Self::InvalidUnitRef { length } => write!(
                 f,
                 "unit_ref ({length} bytes) is not a reference: 1 to 256 bytes of letters, digits and ._:/@+-, starting with a letter or digit"

@@ -75,7 +75,7 @@ pub struct Info<'a> {
 }
 
 pub const GOOD_INFO: Info<'static> =
-    Info { evaluator_version: "0.0.0-hostile", schema_version: "1", wit_version: "0.2.0" };
+    Info { evaluator_version: "0.0.0-hostile", schema_version: "1", wit_version: "0.3.0" };
 
 /// A component exporting the real `scale-units` world (plus `extra_world`'s imports, when given)
 /// whose `info` answers `info`, whose `evaluate-json` does `behaviour`, and whose other functions

@@ -318,6 +318,7 @@ impl Sources {
             };
             serde_saphyr::from_str_with_options(text, options).map_err(|e| error("", e.to_string()))?
         } else {
+            crate::strict::check(text.as_bytes()).map_err(|e| error("", e.to_string()))?;
             serde_json::from_str(text).map_err(|e| error("", e.to_string()))?
         };
         sources.validate()?;
@@ -418,7 +419,7 @@ impl Sources {
     fn check_number(&self, path: &str, number: &Number) -> Result<(), SourcesError> {
         match number {
             Number::Static(value) => {
-                if *value > 1_000_000_000_000_000 {
+                if *value > scale_units_core::LIMITS.max_amount {
                     return Err(error(path, "a value is at most 10^15 (SPEC §5)"));
                 }
                 Ok(())

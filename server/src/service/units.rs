@@ -3,10 +3,10 @@
 //!
 //! | route | does |
 //! |---|---|
-//! | `PUT /v1/units/{namespace}/{name}/observations` | stores a collector's observations (bearer token when one is configured) |
+//! | `PUT /v1/units/{namespace}/{name}/observations` | stores a collector's observations (the push role's bearer token when one is configured) |
 //! | `GET /v1/units` | the units with a contract |
 //! | `GET /v1/units/{namespace}/{name}` | the unit's decision now, at the collector's last replica count (`?replicas=N` for another), the stored evidence with its age (`age_s`) and `source_ref`, the time its cooldowns count from (`last_action`, with its `source`) and its journal of accepted decisions |
-//! | `POST /v1/admission` | the admission webhook (`AdmissionReview` in, `AdmissionReview` out; always 200); a review without the webhook's client certificate or the token, when either is configured, is judged but recorded nowhere and answered without details |
+//! | `POST /v1/admission` | the admission webhook (`AdmissionReview` in, `AdmissionReview` out; always 200); a review without the webhook's client certificate or the push role's token, when either is configured, is judged but recorded nowhere, never overrides or recovers, and is answered without details |
 
 use std::sync::Arc;
 
@@ -18,11 +18,8 @@ use axum::response::Response;
 use axum::routing::{get, post, put};
 use serde_json::json;
 
-use super::{Shared, Shared_, authorize, error_response, json_response, read_body, read_text};
+use super::{Role, Shared, Shared_, authorize_as, error_response, json_response, read_body, read_text};
 use crate::units::{UnitError, UnitKey, UnitVerdict, Units};
-
-/// Largest `AdmissionReview` read (the API server sends whole objects; its own limit is 3 MiB).
-const MAX_REVIEW_BYTES: usize = 4 << 20;
 
 /// Adds the routes to `router`.
 pub(super) fn routes(router: Router<Arc<Shared>>) -> Router<Arc<Shared>> {
@@ -68,7 +65,7 @@ fn unit_error(error: &UnitError) -> Response {
 
 async fn list(State(shared): Shared_, headers: HeaderMap) -> Response {
     if shared.config.token_for_evaluation
-        && let Some(response) = authorize(&shared, &headers)
+        && let Some(response) = authorize_as(&shared, &headers, Role::Read)
     {
         return response;
     }
@@ -95,7 +92,7 @@ async fn decision(
     uri: Uri,
 ) -> Response {
     if shared.config.token_for_evaluation
-        && let Some(response) = authorize(&shared, &headers)
+        && let Some(response) = authorize_as(&shared, &headers, Role::Read)
     {
         return response;
     }
@@ -165,8 +162,8 @@ async fn observations(
 ) -> Response {
     // A token, when configured, guards every write of evidence (a forged observation could
     // unblock a unit); without one the listener is loopback only (`serve` refuses otherwise).
-    if shared.token_digest.is_some()
-        && let Some(response) = authorize(&shared, &headers)
+    if shared.token_of(Role::Push).is_some()
+        && let Some(response) = authorize_as(&shared, &headers, Role::Push)
     {
         return response;
     }
@@ -203,7 +200,7 @@ async fn admission(
     if unauthenticated {
         shared.metrics.admission_unauthenticated();
     }
-    let body = match read_body(body, &headers, MAX_REVIEW_BYTES).await {
+    let body = match read_body(body, &headers, crate::webhook::MAX_REVIEW_BYTES).await {
         Ok(body) => body,
         Err(_) => axum::body::Bytes::new(),
     };
@@ -211,6 +208,7 @@ async fn admission(
         dry_run: shared.config.admission_dry_run,
         override_groups: shared.config.override_groups.clone(),
         unauthenticated,
+        peer: peer.map(|peer| peer.0),
     };
     let reviewed = crate::webhook::review_with(&units, &body, &options).await;
     if let Some(group) = &reviewed.overridden {
@@ -229,7 +227,8 @@ async fn admission(
 }
 
 /// Whether an admission review authenticated: with a client certificate the webhook's client CA
-/// signed (`serve --webhook-client-ca`; the listener verified it) or with the bearer token. With
+/// signed (`serve --webhook-client-ca`; the listener verified it) or with the push role's bearer
+/// token (a review records a scale action: it writes state, as a push does). With
 /// neither configured the listener is loopback only (`serve` refuses otherwise) and a local
 /// caller is trusted, as for observations.
 fn admission_authenticated(shared: &Shared, peer: Option<&crate::listen::Peer>, headers: &HeaderMap) -> bool {
@@ -237,8 +236,8 @@ fn admission_authenticated(shared: &Shared, peer: Option<&crate::listen::Peer>, 
         return true;
     }
     let client_ca = shared.config.tls.as_ref().is_some_and(|tls| tls.client_ca.is_some());
-    match &shared.token_digest {
+    match shared.token_of(Role::Push) {
         None => !client_ca,
-        Some(_) => authorize(shared, headers).is_none(),
+        Some(_) => authorize_as(shared, headers, Role::Push).is_none(),
     }
 }

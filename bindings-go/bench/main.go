@@ -1,0 +1,145 @@
+// Command bench times the Go module on one request for `make bench`'s one table
+// (benches/table.py --go FILE): each path's per-call time over batches of calls, as the Node
+// and Python scripts do.
+//
+//	go run ./bench [-vector FILE] [-batches N] [-calls N] -json FILE
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	scaleunits "scale-units.dev/go"
+)
+
+type row struct {
+	Path      string    `json:"path"`
+	PerCallUS []float64 `json:"per_call_us"`
+	Native    string    `json:"native"`
+}
+
+func main() {
+	vector := flag.String("vector", "../tests/vectors/reference/t01-mcp-target-tracks-deterministically.json", "the request's vector")
+	batches := flag.Int("batches", 30, "batches per path")
+	calls := flag.Int("calls", 200, "calls per batch")
+	out := flag.String("json", "", "write the per-call times here")
+	flag.Parse()
+	if err := run(*vector, *batches, *calls, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(vectorFile string, batches, calls int, out string) error {
+	ctx := context.Background()
+	text, err := os.ReadFile(vectorFile)
+	if err != nil {
+		return err
+	}
+	request := scaleunits.ParseVector(vectorFile, text).Request
+	var typed scaleunits.Request
+	if err := json.Unmarshal(request, &typed); err != nil {
+		return err
+	}
+	ev, err := scaleunits.NewBundled(ctx)
+	if err != nil {
+		return err
+	}
+	defer ev.Close(ctx)
+	fast, err := scaleunits.NewBundled(ctx, scaleunits.WithoutInterruption())
+	if err != nil {
+		return err
+	}
+	defer fast.Close(ctx)
+	want, err := ev.EvaluateJSON(ctx, request)
+	if err != nil {
+		return err
+	}
+	check := func(got string, err error) error {
+		if err == nil && got != want {
+			err = fmt.Errorf("a different decision: %s", got)
+		}
+		return err
+	}
+	parallel := func(n int) error {
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for g := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := g; i < n; i += 16 {
+					if err := check(ev.EvaluateJSON(ctx, request)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		return <-errs
+	}
+	paths := []struct {
+		name   string
+		native string
+		batch  func(n int) error
+	}{
+		{"EvaluateJSON(text) -> text", "evaluate_json", func(n int) error {
+			for range n {
+				if err := check(ev.EvaluateJSON(ctx, request)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"Evaluate(*Request) -> *Decision", "evaluate_json", func(n int) error {
+			for range n {
+				if _, err := ev.Evaluate(ctx, &typed); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"EvaluateJSON, WithoutInterruption", "evaluate_json", func(n int) error {
+			for range n {
+				if err := check(fast.EvaluateJSON(ctx, request)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{fmt.Sprintf("EvaluateJSON, 16 goroutines on the pool (GOMAXPROCS %d), per decision", runtime.GOMAXPROCS(0)), "evaluate_json", parallel},
+	}
+	var rows []row
+	for _, p := range paths {
+		if err := p.batch(calls); err != nil { // warm up
+			return err
+		}
+		r := row{Path: p.name, Native: p.native}
+		for range batches {
+			start := time.Now()
+			if err := p.batch(calls); err != nil {
+				return err
+			}
+			r.PerCallUS = append(r.PerCallUS, float64(time.Since(start).Nanoseconds())/1e3/float64(calls))
+		}
+		rows = append(rows, r)
+		fmt.Printf("%-60s %8.2f µs (first batch)\n", p.name, r.PerCallUS[0])
+	}
+	if out == "" {
+		return nil
+	}
+	report := map[string]any{"face": fmt.Sprintf("Go %s (wazero v1.12.0)", runtime.Version()), "component": ev.Digest(), "rows": rows}
+	b, err := json.MarshalIndent(report, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, b, 0o644)
+}
