@@ -196,7 +196,7 @@ fn shrink_with(wasm_opt: &str, module_path: &Path) -> Result<Vec<u8>> {
 /// module's `bindings-go/` (committed, `go:embed`ded). Unchanged files are not rewritten: their
 /// mtime is what makes cargo rebuild the SDK.
 fn bundle(dir: &Path, component: &[u8], digest: &str) -> Result<()> {
-    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let files: [(PathBuf, Vec<u8>); 2] = [
         (dir.join(COMPONENT_FILE), component.to_vec()),
         (dir.join(format!("{COMPONENT_FILE}.sha256")), format!("{digest}\n").into_bytes()),
