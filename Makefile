@@ -48,16 +48,25 @@ test-core:
 	$(CARGO) test --locked -p scale-units-core --release --features schema
 
 # ---- The component and the SDK (wit/, evaluator-component/, xtask/, host-rs/) -----------------
-.PHONY: component wit-check test-host test-server test-cli run-example bench-host
+.PHONY: component wasm-opt-setup wit-check test-host test-server test-cli run-example bench-host
 
 ## Build the evaluator component: target/scale-units/scale_units_evaluator.wasm (imports nothing),
 ## bundled into the SDK crate as host-rs/component/ (Policy::bundled()).
-component:
+component: wasm-opt-setup
 	$(CARGO) xtask component
+
+## Debian's binaryen when wasm-opt is missing: `cargo xtask component` shrinks the core module with
+## wasm-opt before wrapping it, and insists on release 108 (the same release gives the same bytes;
+## docs/DECISIONS.md, "The component's size"). Debian 12 (bookworm) ships binaryen 108-1.
+wasm-opt-setup:
+	@command -v wasm-opt >/dev/null || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "wasm-opt is missing: apt-get install binaryen (version 108, as root)" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binaryen >/dev/null; }
+	@wasm-opt --version | grep -qx 'wasm-opt version 108' || { echo "wasm-opt is $$(wasm-opt --version), the component needs binaryen 108" >&2; exit 1; }
 
 ## Every WIT item documented; the built component imports nothing and its printed world equals
 ## wit/snapshot/component.wit (after an intended change: cargo xtask wit-check --bless).
-wit-check:
+wit-check: wasm-opt-setup
 	$(CARGO) xtask wit-check
 
 ## The adapter's spellings, and the SDK: hostile components, the precompiled cache, threads, the

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, DefaultHasher};
 
+use crate::derive::{Derivation, Steps};
 use crate::diagnose::First;
 use crate::error::EvaluationError;
 use crate::json::Path;
@@ -83,6 +84,36 @@ impl ContractCache {
         Ok(decision_to_json(&self.evaluate(&request)?))
     }
 
+    /// [`crate::derive`], with the contract's validation and identity taken from the cache: the
+    /// same decision path as [`ContractCache::evaluate`], recording its steps.
+    ///
+    /// # Errors
+    /// Exactly the errors of [`crate::derive`].
+    pub fn derive(&mut self, request: &EvaluationRequest) -> Result<Derivation, EvaluationError> {
+        let mut steps = Steps::default();
+        let decision = evaluate::decide(&validate::request_with(request, Some(self))?, &mut steps);
+        Ok(steps.into_derivation(&decision))
+    }
+
+    /// [`crate::derive_json`], with the contract's validation and identity taken from the cache.
+    ///
+    /// # Errors
+    /// Exactly the errors of [`crate::derive_json`].
+    pub fn derive_json(&mut self, request: &str) -> Result<String, EvaluationError> {
+        let request = parse::request(&json::parse(request, "request")?, &mut First)?;
+        Ok(self.derive(&request)?.to_json())
+    }
+
+    /// [`crate::derivation_text`], with the contract's validation and identity taken from the
+    /// cache.
+    ///
+    /// # Errors
+    /// Exactly the errors of [`crate::derivation_text`].
+    pub fn derivation_text(&mut self, request: &str) -> Result<String, EvaluationError> {
+        let request = parse::request(&json::parse(request, "request")?, &mut First)?;
+        Ok(self.derive(&request)?.to_text())
+    }
+
     /// [`crate::validate_contract`], through the cache.
     ///
     /// # Errors
@@ -147,6 +178,24 @@ mod tests {
         changed.contract.version += 1;
         assert_eq!(cache.evaluate(&changed).unwrap(), crate::evaluate(&changed).unwrap());
         assert_eq!(cache.len(), 2, "the valid contracts only");
+    }
+
+    #[test]
+    fn cached_derivations_are_the_uncached_ones() {
+        let request = request();
+        let text = crate::conformance::Vector::parse(T01).unwrap().request_text;
+        let mut cache = ContractCache::new();
+        for _ in 0..2 {
+            assert_eq!(cache.derive(&request).unwrap(), crate::derive(&request).unwrap());
+            assert_eq!(cache.derive_json(&text).unwrap(), crate::derive_json(&text).unwrap());
+            assert_eq!(cache.derivation_text(&text).unwrap(), crate::derivation_text(&text).unwrap());
+        }
+        assert_eq!(cache.len(), 1);
+        let mut claimed = request.clone();
+        claimed.contract.contract_id = "scale-unit:00000000000000000000000000000000".into();
+        assert_eq!(cache.derive(&claimed).unwrap_err(), crate::derive(&claimed).unwrap_err());
+        let broken = text.replacen('{', "[", 1);
+        assert_eq!(cache.derive_json(&broken).unwrap_err(), crate::derive_json(&broken).unwrap_err());
     }
 
     #[test]

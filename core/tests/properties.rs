@@ -426,6 +426,8 @@ proptest! {
         let request = build(&k);
         let decision = decide(&request);
         let d = derive(&request).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        // The derivation's own writer writes what serde_json's generic one does.
+        prop_assert_eq!(d.to_json(), serde_json::to_string(&d).map_err(|e| TestCaseError::fail(e.to_string()))?);
         prop_assert_eq!(&d.decision_id, &decision.decision_id);
         prop_assert_eq!(&d.decision_digest, &decision.decision_digest);
         prop_assert_eq!((d.action, d.desired_replicas, &d.reasons, d.drain_required),

@@ -166,6 +166,8 @@ fn every_vector_derives_what_it_decides() {
                 let derivation: Derivation = serde_json::from_str(&json)
                     .unwrap_or_else(|e| panic!("{}: derivation does not read back: {e}", vector.id));
                 assert_eq!(derivation.to_json(), json, "{}: JSON round trip", vector.id);
+                let generic = serde_json::to_string(&derivation).unwrap_or_else(|e| panic!("{}: {e}", vector.id));
+                assert_eq!(json, generic, "{}: the derivation's writer differs from serde_json's", vector.id);
                 let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
                 for key in [
                     "decision_id",

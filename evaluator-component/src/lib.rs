@@ -93,13 +93,18 @@ impl wit::Guest for Evaluator {
     }
 
     fn derive(request: wit::EvaluationRequest) -> Result<wit::DerivationJson, wit::EvaluationError> {
-        core::derive(&convert::request(request))
+        let request = convert::request(request);
+        CONTRACTS
+            .with_borrow_mut(|contracts| contracts.derive(&request))
             .map(|derivation| wit::DerivationJson { json: derivation.to_json() })
             .map_err(convert::error)
     }
 
     fn derive_json(request_json: String) -> Result<wit::DerivationJson, wit::EvaluationError> {
-        core::derive_json(&request_json).map(|json| wit::DerivationJson { json }).map_err(convert::error)
+        CONTRACTS
+            .with_borrow_mut(|contracts| contracts.derive_json(&request_json))
+            .map(|json| wit::DerivationJson { json })
+            .map_err(convert::error)
     }
 
     fn diagnose_request_json(request_json: String) -> wit::Diagnosis {
@@ -131,7 +136,7 @@ impl wit::Guest for Evaluator {
     }
 
     fn derivation_text(request_json: String) -> Result<String, wit::EvaluationError> {
-        core::derivation_text(&request_json).map_err(convert::error)
+        CONTRACTS.with_borrow_mut(|contracts| contracts.derivation_text(&request_json)).map_err(convert::error)
     }
 
     fn limits_json() -> String {

@@ -112,7 +112,7 @@ fn build_component() -> Result<(PathBuf, Vec<u8>)> {
         );
     }
     let module_path = target.join("wasm32-unknown-unknown/component/scale_units_component.wasm");
-    let module = fs::read(&module_path).with_context(|| format!("reading {}", module_path.display()))?;
+    let module = shrink(&module_path)?;
     let component = ComponentEncoder::default()
         .module(&module)
         .context("reading the core module and its component-type section")?
@@ -131,13 +131,72 @@ fn build_component() -> Result<(PathBuf, Vec<u8>)> {
     Ok((out, component))
 }
 
+/// The binaryen release whose `wasm-opt` shrinks the core module. Pinned: the same release gives
+/// the same bytes from the same module, another one may not (docs/DECISIONS.md, "The component's
+/// size"). `make wasm-opt-setup` installs it (Debian's `binaryen` package).
+const WASM_OPT_VERSION: &str = "wasm-opt version 108";
+
+/// What `wasm-opt` runs on the core module: size-first optimisation, no debug or producers
+/// sections. The features are those rustc's wasm32-unknown-unknown target enables (the module's
+/// `target_features` section is stripped with the symbols, so they are named here); the
+/// `component-type` custom section that wit-component reads is kept.
+const WASM_OPT_ARGS: &[&str] = &[
+    "-Oz",
+    "--strip-debug",
+    "--strip-producers",
+    "--enable-mutable-globals",
+    "--enable-nontrapping-float-to-int",
+    "--enable-bulk-memory",
+    "--enable-sign-ext",
+    "--enable-reference-types",
+    "--enable-multivalue",
+];
+
+/// Runs the pinned `wasm-opt` on the core module that cargo built and returns the optimised bytes.
+/// Fails when `wasm-opt` is missing or is another release than [`WASM_OPT_VERSION`].
+fn shrink(module_path: &Path) -> Result<Vec<u8>> {
+    shrink_with("wasm-opt", module_path)
+}
+
+/// [`shrink`] with the `wasm-opt` program named (a test names a missing or a wrong one).
+fn shrink_with(wasm_opt: &str, module_path: &Path) -> Result<Vec<u8>> {
+    let version = Command::new(wasm_opt).arg("--version").output().map_err(|error| {
+        anyhow::anyhow!(
+            "wasm-opt not found ({error}): the component is built with binaryen's wasm-opt \
+             ({WASM_OPT_VERSION}); install it with `make wasm-opt-setup` (Debian: apt-get install binaryen)"
+        )
+    })?;
+    let found = String::from_utf8_lossy(&version.stdout);
+    let found = found.trim();
+    let pinned =
+        found.strip_prefix(WASM_OPT_VERSION).is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_digit()));
+    if !version.status.success() || !pinned {
+        bail!(
+            "wasm-opt reports {found:?}, but the component is built with {WASM_OPT_VERSION:?} so that it is \
+             the same bytes on every host; install that release (`make wasm-opt-setup`)"
+        );
+    }
+    let optimised = module_path.with_extension("opt.wasm");
+    let status = Command::new(wasm_opt)
+        .args(WASM_OPT_ARGS)
+        .arg(module_path)
+        .arg("-o")
+        .arg(&optimised)
+        .status()
+        .context("running wasm-opt")?;
+    if !status.success() {
+        bail!("wasm-opt failed on {}", module_path.display());
+    }
+    fs::read(&optimised).with_context(|| format!("reading {}", optimised.display()))
+}
+
 /// Copies the component with its digest beside it into `dir`: the SDK crate's
 /// `host-rs/component/` (ignored by git, listed in the crate's `include`, so that
 /// `cargo package -p scale-units-host` carries it and `Policy::bundled()` loads it) and the Go
 /// module's `bindings-go/` (committed, `go:embed`ded). Unchanged files are not rewritten: their
 /// mtime is what makes cargo rebuild the SDK.
 fn bundle(dir: &Path, component: &[u8], digest: &str) -> Result<()> {
-    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let files: [(PathBuf, Vec<u8>); 2] = [
         (dir.join(COMPONENT_FILE), component.to_vec()),
         (dir.join(format!("{COMPONENT_FILE}.sha256")), format!("{digest}\n").into_bytes()),
@@ -304,4 +363,29 @@ fn check_docs(dir: &Path) -> Result<()> {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
+
+    use std::path::Path;
+
+    use super::shrink_with;
+
+    #[test]
+    fn a_missing_wasm_opt_says_how_to_install_it() {
+        let error = shrink_with("wasm-opt-not-installed-here", Path::new("core.wasm")).unwrap_err().to_string();
+        assert!(error.contains("wasm-opt not found") && error.contains("make wasm-opt-setup"), "{error}");
+    }
+
+    #[test]
+    fn another_wasm_opt_release_is_refused() {
+        // `echo --version` answers its own version (GNU) or "--version": not the pinned release.
+        let error = shrink_with("echo", Path::new("core.wasm")).unwrap_err().to_string();
+        assert!(
+            error.starts_with("wasm-opt reports") && error.contains("built with \"wasm-opt version 108\""),
+            "{error}"
+        );
+    }
 }
