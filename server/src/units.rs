@@ -145,6 +145,9 @@ pub struct UnitDecision {
     pub provenance: Option<Arc<Provenance>>,
     /// The time the cooldowns counted from, and why (`None` without a contract).
     pub last_action: Option<LastAction>,
+    /// The stored evidence this decision was made on, as [`Units::evidence`] shows it, from the
+    /// same read (`None` without a contract).
+    pub evidence: Option<Value>,
 }
 
 /// Where the time a unit's cooldowns count from came from.
@@ -875,42 +878,28 @@ impl Units {
     /// [`UnitError::UnknownUnit`] without a contract, [`UnitError::Store`].
     pub async fn evidence(&self, key: &UnitKey) -> Result<Value, UnitError> {
         let contract = self.contracts.load().get(key).cloned().ok_or_else(|| UnitError::UnknownUnit(key.clone()))?;
+        let now_ms = self.now_ms();
+        Ok(self.read_stored(key, &contract, now_ms).await?.view(now_ms))
+    }
+
+    /// One read of everything the unit's decision depends on (a single store round trip), so
+    /// that a decision and the evidence shown beside it are the same observations.
+    async fn read_stored(&self, key: &UnitKey, contract: &Contract, now_ms: i64) -> Result<Stored, UnitError> {
         let prefix = key.store_prefix();
-        let mut keys: Vec<String> = ["replicas", "signal", "continuity", "safety", "last_action"]
+        let mut keys: Vec<String> = ["signal", "continuity", "safety", "replicas", "last_action"]
             .iter()
             .map(|slot| format!("{prefix}{slot}"))
             .collect();
         keys.extend(contract.axes.iter().map(|axis| format!("{prefix}capacity:{axis}")));
         keys.extend(contract.quota_refs.iter().map(|quota| format!("{prefix}quota:{quota}")));
-        let now_ms = self.now_ms();
         keys.push(admitted_slot(key));
-        let values = self.store.read(&keys, now_ms).await?;
-        let admitted = values.last().cloned().flatten();
-        let aged = |value: Option<Value>| -> Value {
-            let Some(mut value) = value else { return Value::Null };
-            let observed =
-                value.get("observed_at").and_then(Value::as_str).and_then(|at| at.parse::<jiff::Timestamp>().ok());
-            if let (Some(observed), Some(object)) = (observed, value.as_object_mut()) {
-                object.insert("age_s".to_owned(), Value::from((now_ms - observed.as_millisecond()).div_euclid(1000)));
-            }
-            value
-        };
-        let mut values = values.into_iter();
-        let replicas = standing_count(values.next().flatten().as_deref(), admitted.as_deref(), now_ms);
-        let replicas = aged(replicas);
-        let mut next = || aged(values.next().flatten().and_then(|text| serde_json::from_str::<Value>(&text).ok()));
-        let (signal, continuity, safety, last_action) = (next(), next(), next(), next());
-        let capacities: Vec<Value> = contract.axes.iter().map(|_| next()).filter(|value| !value.is_null()).collect();
-        let quotas: Vec<Value> = contract.quota_refs.iter().map(|_| next()).filter(|value| !value.is_null()).collect();
-        Ok(serde_json::json!({
-            "replicas": replicas,
-            "signal": signal,
-            "capacities": capacities,
-            "quotas": quotas,
-            "continuity": continuity,
-            "safety": safety,
-            "last_action_at": last_action,
-        }))
+        let mut values = self.store.read(&keys, now_ms).await?.into_iter();
+        let mut next = || values.next().flatten();
+        let (signal, continuity, safety, replicas, last_action) = (next(), next(), next(), next(), next());
+        let capacities = contract.axes.iter().map(|_| next()).collect();
+        let quotas = contract.quota_refs.iter().map(|_| next()).collect();
+        let admitted = next();
+        Ok(Stored { signal, continuity, safety, replicas, last_action, capacities, quotas, admitted })
     }
 
     /// Rescans the contracts folder every reload interval, forever (spawn it on the runtime).
@@ -1164,22 +1153,13 @@ impl Units {
                 decision_json: None,
                 provenance: None,
                 last_action: None,
+                evidence: None,
             });
         };
-        let prefix = key.store_prefix();
-        let mut keys: Vec<String> = ["signal", "continuity", "safety", "replicas", "last_action"]
-            .iter()
-            .map(|slot| format!("{prefix}{slot}"))
-            .collect();
-        keys.extend(contract.axes.iter().map(|axis| format!("{prefix}capacity:{axis}")));
-        keys.extend(contract.quota_refs.iter().map(|quota| format!("{prefix}quota:{quota}")));
-        keys.push(admitted_slot(key));
         let now_ms = self.now_ms();
-        let values = self.store.read(&keys, now_ms).await?;
-        let admitted = values.last().cloned().flatten();
-        let mut values = values.into_iter();
-        let mut next = || values.next().flatten();
-        let (signal, continuity, safety, replicas, pushed) = (next(), next(), next(), next(), next());
+        let stored = self.read_stored(key, &contract, now_ms).await?;
+        let evidence = stored.view(now_ms);
+        let Stored { signal, continuity, safety, replicas, last_action: pushed, capacities, quotas, admitted } = stored;
         let known = self.ledger.known(&key.to_string(), now_ms).await?;
         let last_action = LastAction::of(known, pushed);
         let current = match current_replicas {
@@ -1209,12 +1189,17 @@ impl Units {
             }
             Some(value)
         };
-        let capacities: Vec<Value> =
-            contract.axes.iter().filter_map(|axis| slot(next(), "capacity", Some(("axis", axis.as_str())))).collect();
+        let capacities: Vec<Value> = contract
+            .axes
+            .iter()
+            .zip(capacities)
+            .filter_map(|(axis, text)| slot(text, "capacity", Some(("axis", axis.as_str()))))
+            .collect();
         let quotas: Vec<Value> = contract
             .quota_refs
             .iter()
-            .filter_map(|quota| slot(next(), "quota", Some(("quota_ref", quota.as_str()))))
+            .zip(quotas)
+            .filter_map(|(quota, text)| slot(text, "quota", Some(("quota_ref", quota.as_str()))))
             .collect();
         let contract_value: Value = serde_json::from_str(&contract.text).map_err(|error| {
             UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidJson, error.to_string(), "contract"))
@@ -1249,6 +1234,7 @@ impl Units {
             decision_json: Some(served.evaluated.decision),
             provenance: Some(served.evaluated.provenance),
             last_action: Some(last_action),
+            evidence: Some(evidence),
         })
     }
 
@@ -1306,6 +1292,48 @@ impl Units {
 /// kept, a stored count that contradicts it does not stand ([`Units::put_replicas`] refuses to
 /// store one, but a collector that read before the admission may write after it: checked here,
 /// where no race can pass it).
+/// The stored texts a unit's decision reads, in one snapshot.
+struct Stored {
+    signal: Option<String>,
+    continuity: Option<String>,
+    safety: Option<String>,
+    replicas: Option<String>,
+    last_action: Option<String>,
+    capacities: Vec<Option<String>>,
+    quotas: Vec<Option<String>>,
+    admitted: Option<String>,
+}
+
+impl Stored {
+    /// The evidence as the unit routes show it: each observation with its age in seconds
+    /// (`null` or `[]` for what is missing or expired).
+    fn view(&self, now_ms: i64) -> Value {
+        let aged = |value: Option<Value>| -> Value {
+            let Some(mut value) = value else { return Value::Null };
+            let observed =
+                value.get("observed_at").and_then(Value::as_str).and_then(|at| at.parse::<jiff::Timestamp>().ok());
+            if let (Some(observed), Some(object)) = (observed, value.as_object_mut()) {
+                object.insert("age_s".to_owned(), Value::from((now_ms - observed.as_millisecond()).div_euclid(1000)));
+            }
+            value
+        };
+        let parsed = |text: &Option<String>| aged(text.as_deref().and_then(|text| serde_json::from_str(text).ok()));
+        let replicas = aged(standing_count(self.replicas.as_deref(), self.admitted.as_deref(), now_ms));
+        let present = |texts: &[Option<String>]| -> Vec<Value> {
+            texts.iter().map(parsed).filter(|value| !value.is_null()).collect()
+        };
+        serde_json::json!({
+            "replicas": replicas,
+            "signal": parsed(&self.signal),
+            "capacities": present(&self.capacities),
+            "quotas": present(&self.quotas),
+            "continuity": parsed(&self.continuity),
+            "safety": parsed(&self.safety),
+            "last_action_at": parsed(&self.last_action),
+        })
+    }
+}
+
 fn standing_count(replicas: Option<&str>, admitted: Option<&str>, now_ms: i64) -> Option<Value> {
     let parse = |text: Option<&str>| text.and_then(|text| serde_json::from_str::<Value>(text).ok());
     let fresh = |value: &Value| {

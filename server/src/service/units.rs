@@ -134,11 +134,11 @@ async fn decision(
         },
         Err(_) => Vec::new(),
     };
-    // The stored evidence, each with its age and source (null when it cannot be read).
-    let evidence = units.evidence(&key).await.unwrap_or_default();
     match decided {
-        Ok(decided) => match (decided.verdict, decided.decision_json, decided.provenance) {
-            (UnitVerdict::Decided { .. }, Some(decision), Some(provenance)) => json_response(
+        // The evidence shown is the evidence decided on: one read of the store (each with its
+        // age and source).
+        Ok(decided) => match (decided.verdict, decided.decision_json, decided.provenance, decided.evidence) {
+            (UnitVerdict::Decided { .. }, Some(decision), Some(provenance), Some(evidence)) => json_response(
                 StatusCode::OK,
                 format!(
                     "{{\"unit\":{},\"decision\":{decision},\"policy\":{},\"last_action\":{},\"journal\":{},\"evidence\":{evidence}}}",
