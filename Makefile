@@ -112,7 +112,7 @@ bench-service: component
 	$(CARGO) bench --locked -p scale-units-server --bench service
 
 # ---- Kubernetes: units, the admission webhook, the KEDA external scaler, deploy/kubernetes/ -----
-.PHONY: redis-setup prometheus-setup test-keda bench-keda bench-webhook bench-collect
+.PHONY: redis-setup prometheus-setup test-keda bench-keda bench-webhook bench-collect bench-collect-scale test-monitoring
 
 ## Debian's redis-server when it is missing: the unit registry's Redis tests start their own on
 ## loopback (server/tests/units_redis.rs, cli/tests/serve_state.rs).
@@ -137,6 +137,21 @@ bench-collect: component prometheus-setup
 	$(or $(CARGO_TARGET_DIR),target)/bench-venv/bin/python benches/collect.py \
 	  --binary $(or $(CARGO_TARGET_DIR),target)/release/scale-units \
 	  --units $(or $(BENCH_UNITS),200) --seconds $(or $(BENCH_SECONDS),60)
+
+## Collection at scale (issue 30): 10 000 units × 3 sources every 15 s, per-unit or shared
+## queries, storing and folder watching apart, and 100 000 units over 4 `serve --redis` replicas
+## with one killed (BENCH_UNITS, BENCH_MODE per-unit|shared|static|watch, BENCH_REPLICAS,
+## BENCH_KILL=1, BENCH_SECONDS; figures go into BENCHMARKS.md, "Collection at scale").
+bench-collect-scale: component prometheus-setup redis-setup
+	$(CARGO) build --release --locked -p scale-units-cli
+	python3 benches/collect_scale.py --binary $(or $(CARGO_TARGET_DIR),target)/release/scale-units \
+	  --units $(or $(BENCH_UNITS),10000) --mode $(or $(BENCH_MODE),shared) \
+	  --replicas $(or $(BENCH_REPLICAS),1) --seconds $(or $(BENCH_SECONDS),75) $(if $(BENCH_KILL),--kill)
+
+## (Also part of test-cli.) deploy/monitoring/: promtool check rules and promtool test rules, the
+## Grafana dashboard parsed, every metric they read exported by the real binary.
+test-monitoring: prometheus-setup redis-setup
+	$(CARGO) test --locked -p scale-units-cli --test monitoring
 
 ## Admission reviews over loopback HTTPS under load (figures go into BENCHMARKS.md).
 bench-webhook: component

@@ -119,10 +119,12 @@ fn lines(collected: &[Collected]) -> Vec<Value> {
     collected
         .iter()
         .map(|collected| match &collected.result {
-            Ok(stored) => json!({"source": collected.source, "stored": stored}),
-            Err(refusal) => {
-                json!({"source": collected.source, "refused": {"cause": refusal.cause, "message": refusal.message}})
-            }
+            Ok(stored) => json!({"source": collected.source, "stored": stored, "shared": collected.shared}),
+            Err(refusal) => json!({
+                "source": collected.source,
+                "refused": {"cause": refusal.cause, "message": refusal.message},
+                "shared": collected.shared,
+            }),
         })
         .collect()
 }
@@ -133,6 +135,9 @@ fn print_text(key: &UnitKey, collected: &[Collected], decision: &Value) {
         match &collected.result {
             Ok(stored) => out!("  {:<24} stored   {stored}", collected.source),
             Err(refusal) => out!("  {:<24} REFUSED  {}: {}", collected.source, refusal.cause, refusal.message),
+        }
+        for shared in &collected.shared {
+            out!("  {:<24} shared   {shared}", "");
         }
     }
     match decision.get("error") {

@@ -25,27 +25,36 @@
 //! file (never a URL); `source_digest` is the sha256 of the queries and the exact answers the
 //! observation was built from.
 //!
-//! Several replicas of the service (with `--redis`) each collect every unit: the writes are
-//! idempotent (each observation carries its own expiry), so no replica decides on evidence older
-//! than its `max_age_s`, whichever replica wrote it (the replica count included: it stands only
-//! while fresh by the deciding replica's clock, and never against a count the webhook admitted,
-//! [`Units::put_replicas`]).
+//! Several replicas of the service (with `--redis`) share the units: each shard of units is
+//! collected by one replica at a time under a lease whose fencing token every write checks
+//! ([`lease`]); a replica that stops loses its leases within the interval and the others take its
+//! shards. Decisions read whatever evidence is fresh, whichever replica wrote it (the replica
+//! count included: it stands only while fresh by the deciding replica's clock, and never against
+//! a count the webhook admitted, [`Units::put_replicas`]).
+//!
+//! A field may read a shared query ([`sources::SeriesOf`]): one query for many units, run once
+//! per round ([`shared`]), each unit given its own series.
 
+pub mod lease;
 pub(crate) mod prometheus;
 mod redis;
-pub mod sources;
+mod shared;
+pub use crate::sources;
 
-use std::collections::{BTreeMap, HashMap};
+/// The collection counters (kept by the unit registry, [`Units::collect_stats`]).
+pub use crate::units::EvidenceStats as Stats;
+
+use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::units::{UnitError, UnitKey, Units};
-use sources::{Flag, Number, PrometheusQuery, Round, Sources};
+use crate::sources::{Flag, Number, PrometheusQuery, Round, Sources};
+use crate::units::{Fence, UnitError, UnitKey, Units};
 
 /// How many units [`Collector::run`] collects at once.
 pub const CONCURRENT_UNITS: usize = 8;
@@ -83,83 +92,8 @@ pub struct Collected {
     /// The observation stored (for `replicas`: `{"count", "observed_at", "expires_at",
     /// "source_ref"}`), or why nothing was.
     pub result: Result<Value, Refusal>,
-}
-
-/// Collection counters, by unit and source (and cause for refusals), for `/metrics`.
-#[derive(Debug, Default)]
-pub struct Stats {
-    stored: Mutex<BTreeMap<(String, String), u64>>,
-    refused: Mutex<BTreeMap<(String, String, &'static str), u64>>,
-    reads: AtomicU64,
-    read_nanos: AtomicU64,
-    read_max_nanos: AtomicU64,
-}
-
-impl Stats {
-    /// One Prometheus query or Redis read took `elapsed` (answered or not).
-    fn read_took(&self, elapsed: Duration) {
-        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-        self.reads.fetch_add(1, Ordering::Relaxed);
-        self.read_nanos.fetch_add(nanos, Ordering::Relaxed);
-        self.read_max_nanos.fetch_max(nanos, Ordering::Relaxed);
-    }
-
-    fn count(&self, unit: &UnitKey, collected: &Collected) {
-        match &collected.result {
-            Ok(_) => {
-                let mut stored = self.stored.lock().unwrap_or_else(PoisonError::into_inner);
-                *stored.entry((unit.to_string(), collected.source.clone())).or_default() += 1;
-            }
-            Err(refusal) => {
-                let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
-                *refused.entry((unit.to_string(), collected.source.clone(), refusal.cause)).or_default() += 1;
-            }
-        }
-    }
-
-    /// The counters in the Prometheus text format (`scale_units_evidence_stored_total`,
-    /// `scale_units_evidence_refused_total`, `scale_units_evidence_query_seconds`,
-    /// `scale_units_evidence_query_max_seconds`).
-    pub fn render(&self, out: &mut String) {
-        let escape = |value: &str| value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
-        #[expect(clippy::cast_precision_loss, reason = "nanoseconds to seconds for display")]
-        let seconds = |nanos: &AtomicU64| nanos.load(Ordering::Relaxed) as f64 / 1e9;
-        let _ = writeln!(
-            out,
-            "# HELP scale_units_evidence_query_seconds Time of the collectors' Prometheus queries and Redis reads.\n# TYPE scale_units_evidence_query_seconds summary\nscale_units_evidence_query_seconds_sum {}\nscale_units_evidence_query_seconds_count {}",
-            seconds(&self.read_nanos),
-            self.reads.load(Ordering::Relaxed)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP scale_units_evidence_query_max_seconds The longest collector query or read.\n# TYPE scale_units_evidence_query_max_seconds gauge\nscale_units_evidence_query_max_seconds {}",
-            seconds(&self.read_max_nanos)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP scale_units_evidence_stored_total Observations collected and stored, by unit and source.\n# TYPE scale_units_evidence_stored_total counter"
-        );
-        for ((unit, source), count) in self.stored.lock().unwrap_or_else(PoisonError::into_inner).iter() {
-            let _ = writeln!(
-                out,
-                "scale_units_evidence_stored_total{{unit=\"{}\",source=\"{}\"}} {count}",
-                escape(unit),
-                escape(source)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# HELP scale_units_evidence_refused_total Collections that wrote nothing, by unit, source and cause.\n# TYPE scale_units_evidence_refused_total counter"
-        );
-        for ((unit, source, cause), count) in self.refused.lock().unwrap_or_else(PoisonError::into_inner).iter() {
-            let _ = writeln!(
-                out,
-                "scale_units_evidence_refused_total{{unit=\"{}\",source=\"{}\",cause=\"{cause}\"}} {count}",
-                escape(unit),
-                escape(source)
-            );
-        }
-    }
+    /// The shared queries that fed it (`prometheus.<server>: <query> [<label>=<value>]`).
+    pub shared: Vec<String>,
 }
 
 /// Reads every unit's sources and stores the observations. `Send + Sync`: share it in an `Arc`.
@@ -171,6 +105,10 @@ pub struct Collector {
     permits: Arc<tokio::sync::Semaphore>,
     /// When each unit is next due, in milliseconds of the registry's clock.
     due: Mutex<HashMap<UnitKey, i64>>,
+    /// Shared queries' answers, each asked once per round.
+    shared: shared::SharedQueries,
+    /// Units being collected now (a unit due again before it finished is skipped, counted).
+    inflight: Mutex<std::collections::HashSet<UnitKey>>,
 }
 
 impl std::fmt::Debug for Collector {
@@ -209,33 +147,100 @@ impl Collector {
             redis: redis::RedisPool::default(),
             permits: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_UNITS)),
             due: Mutex::new(HashMap::new()),
+            shared: shared::SharedQueries::default(),
+            inflight: Mutex::new(std::collections::HashSet::new()),
         }
     }
 
     /// Collects every unit with sources every `interval` (or its own `interval_s`), forever
     /// (spawn it on the runtime). Up to [`CONCURRENT_UNITS`] units are collected at once; one
-    /// unit's sources in turn.
+    /// unit's sources in turn. With a Redis store, only the units of the shards this replica
+    /// holds a lease on ([`lease`]), each write fenced by the lease's token.
     pub async fn run(self: Arc<Self>, interval: Duration) {
+        let stats = self.units.collect_stats();
+        let leases = self.units.redis_manager().map(|manager| {
+            let replica = format!("{}-{}", host_name(), std::process::id());
+            Arc::new(lease::Leases::new(manager, replica, lease::SHARDS, interval))
+        });
+        stats.rounds.leases.store(u64::from(leases.is_some()), Ordering::Relaxed);
+        let interval_ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
         let mut tick = tokio::time::interval(interval.min(Duration::from_secs(1)).max(Duration::from_millis(10)));
         loop {
             tick.tick().await;
+            if let Some(leases) = &leases {
+                match leases.round().await {
+                    Ok(shards) => {
+                        stats.rounds.shards_held.store(u64::try_from(shards.len()).unwrap_or(0), Ordering::Relaxed);
+                    }
+                    Err(error) => {
+                        stats.rounds.lease_errors.fetch_add(1, Ordering::Relaxed);
+                        stats.rounds.shards_held.store(0, Ordering::Relaxed);
+                        tracing::warn!(%error, "the lease round failed: this replica collects nothing until Redis answers");
+                    }
+                }
+                stats.rounds.lease_changes.store(leases.changes(), Ordering::Relaxed);
+            }
             let now = self.units.clock_ms();
+            let mut owned = 0_u64;
+            let mut round: Vec<(UnitKey, Option<Fence>)> = Vec::new();
             for key in self.units.source_keys() {
+                if leases.as_ref().is_some_and(|leases| !leases.holds(&key)) {
+                    continue;
+                }
+                owned += 1;
                 let Some(sources) = self.units.sources(&key) else { continue };
                 let every = sources.interval_s.map_or(interval, Duration::from_secs);
-                {
-                    let mut due = self.due.lock().unwrap_or_else(PoisonError::into_inner);
-                    if due.get(&key).is_some_and(|at| *at > now) {
-                        continue;
-                    }
-                    let every_ms = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
-                    due.insert(key.clone(), now.saturating_add(every_ms));
+                let mut due = self.due.lock().unwrap_or_else(PoisonError::into_inner);
+                if due.get(&key).is_some_and(|at| *at > now) {
+                    continue;
                 }
+                if self.inflight.lock().unwrap_or_else(PoisonError::into_inner).contains(&key) {
+                    stats.rounds.behind.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                let every_ms = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
+                due.insert(key.clone(), now.saturating_add(every_ms));
+                let fence = match &leases {
+                    None => None,
+                    // Held at the check above, in this same tick: always there.
+                    Some(leases) => match leases.fence(&key) {
+                        Some(fence) => Some(fence),
+                        None => continue,
+                    },
+                };
+                round.push((key, fence));
+            }
+            stats.rounds.units_owned.store(owned, Ordering::Relaxed);
+            if round.is_empty() {
+                continue;
+            }
+            let number = stats.rounds.rounds.fetch_add(1, Ordering::Relaxed).saturating_add(1);
+            self.shared.begin_round(number);
+            let pending = Arc::new(std::sync::atomic::AtomicUsize::new(round.len()));
+            let units = u64::try_from(round.len()).unwrap_or(u64::MAX);
+            let (started, reads) = (Instant::now(), stats.reads());
+            for (key, fence) in round {
+                self.inflight.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone());
                 let collector = Arc::clone(&self);
                 let permits = Arc::clone(&self.permits);
+                let pending = Arc::clone(&pending);
                 tokio::spawn(async move {
-                    let Ok(_permit) = permits.acquire_owned().await else { return };
-                    let _ = collector.collect(&key).await;
+                    if let Ok(_permit) = permits.acquire_owned().await {
+                        let _ = collector.collect_fenced(&key, fence.as_ref()).await;
+                    }
+                    collector.inflight.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
+                    if pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                        let rounds = &collector.units.collect_stats().rounds;
+                        let took = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                        rounds.last_units.store(units, Ordering::Relaxed);
+                        rounds.last_ms.store(took, Ordering::Relaxed);
+                        let queries = collector.units.collect_stats().reads().saturating_sub(reads);
+                        rounds.last_queries.store(queries, Ordering::Relaxed);
+                        rounds.shared_queries.store(collector.shared.runs(), Ordering::Relaxed);
+                        if took > interval_ms {
+                            rounds.overruns.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
                 });
             }
         }
@@ -244,11 +249,17 @@ impl Collector {
     /// Collects one unit now: every observation of its sources, each stored or refused
     /// (counted and logged). `None` when the unit has no sources file.
     pub async fn collect(&self, key: &UnitKey) -> Option<Vec<Collected>> {
+        self.collect_fenced(key, None).await
+    }
+
+    /// [`Self::collect`] under a lease: every write is refused (`fenced`) once the lease no
+    /// longer holds the fence's value.
+    pub async fn collect_fenced(&self, key: &UnitKey, fence: Option<&Fence>) -> Option<Vec<Collected>> {
         let sources = self.units.sources(key)?;
         let mut results = Vec::new();
         if let Some(replicas) = &sources.replicas {
-            let result = self.replicas(key, &sources, replicas).await;
-            results.push(Collected { source: "replicas".to_owned(), result });
+            let result = self.replicas(key, &sources, replicas, fence).await;
+            results.push(Collected { source: "replicas".to_owned(), result, shared: Vec::new() });
         }
         if let Some(signal) = &sources.signal {
             let result = async {
@@ -256,10 +267,10 @@ impl Collector {
                 let fields = [("value", value)];
                 let mut observation = self.observation(key, "signal", &fields, signal.max_age_s)?;
                 observation.insert("signal".to_owned(), json!(signal.signal.as_str()));
-                self.store(key, json!({"signal": observation})).await
+                self.store(key, json!({"signal": observation}), fence).await
             }
             .await;
-            results.push(Collected { source: "signal".to_owned(), result });
+            results.push(Collected { source: "signal".to_owned(), result, shared: Vec::new() });
         }
         for capacity in &sources.capacities {
             let source = format!("capacity.{}", capacity.axis.as_str());
@@ -271,10 +282,10 @@ impl Collector {
                 ];
                 let mut observation = self.observation(key, &source, &fields, capacity.max_age_s)?;
                 observation.insert("axis".to_owned(), json!(capacity.axis.as_str()));
-                self.store(key, json!({"capacities": [observation]})).await
+                self.store(key, json!({"capacities": [observation]}), fence).await
             }
             .await;
-            results.push(Collected { source, result });
+            results.push(Collected { source, result, shared: Vec::new() });
         }
         for quota in &sources.quotas {
             let source = format!("quota.{}", quota.quota_ref);
@@ -286,10 +297,10 @@ impl Collector {
                 let mut observation = self.observation(key, &source, &fields, quota.max_age_s)?;
                 observation.insert("quota_ref".to_owned(), json!(quota.quota_ref));
                 observation.insert("scope".to_owned(), json!(quota.scope.as_str()));
-                self.store(key, json!({"quotas": [observation]})).await
+                self.store(key, json!({"quotas": [observation]}), fence).await
             }
             .await;
-            results.push(Collected { source, result });
+            results.push(Collected { source, result, shared: Vec::new() });
         }
         if let Some(continuity) = &sources.continuity {
             let result = async {
@@ -312,19 +323,28 @@ impl Collector {
                 all.push(("ready", ready));
                 let mut observation = self.observation(key, "continuity", &all, continuity.max_age_s)?;
                 observation.insert("ready".to_owned(), json!(ready_value));
-                self.store(key, json!({"continuity": observation})).await
+                self.store(key, json!({"continuity": observation}), fence).await
             }
             .await;
-            results.push(Collected { source: "continuity".to_owned(), result });
+            results.push(Collected { source: "continuity".to_owned(), result, shared: Vec::new() });
         }
         if let Some(safety) = &sources.safety {
-            let result = self.safety(key, &sources, safety).await;
-            results.push(Collected { source: "safety".to_owned(), result });
+            let result = self.safety(key, &sources, safety, fence).await;
+            results.push(Collected { source: "safety".to_owned(), result, shared: Vec::new() });
         }
+        for collected in &mut results {
+            collected.shared = sources.shared_queries(&collected.source);
+        }
+        let now_ms = self.units.clock_ms();
         for collected in &results {
-            self.units.collect_stats().count(key, collected);
+            if let Some(observed) = collected.result.as_ref().ok().and_then(observed_ms) {
+                let age = u64::try_from(now_ms.saturating_sub(observed)).unwrap_or(0);
+                self.units.collect_stats().rounds.aged(age);
+            }
+            let outcome = collected.result.as_ref().map(|_| ()).map_err(|refusal| refusal.cause);
+            self.units.collect_stats().count(key, &collected.source, outcome);
             if let Err(refusal) = &collected.result {
-                eprintln!("scale-units collect: {key} {}: nothing stored ({refusal})", collected.source);
+                tracing::warn!(unit = %key, source = %collected.source, cause = refusal.cause, message = %refusal.message, "nothing stored");
             }
         }
         Some(results)
@@ -335,6 +355,7 @@ impl Collector {
         key: &UnitKey,
         sources: &Sources,
         replicas: &sources::ReplicasSource,
+        fence: Option<&Fence>,
     ) -> Result<Value, Refusal> {
         let field = self.number(sources, &replicas.count, Round::Floor, true).await?;
         let count = u64::try_from(field.value).map_err(|_| Refusal::new("negative", "a negative count"))?;
@@ -350,7 +371,7 @@ impl Collector {
             "source_ref": source_ref(key, "replicas", [field.origin.as_str()]),
             "source_digest": digest([field.read]),
         });
-        match self.units.put_replicas(key, evidence).await {
+        match self.units.put_replicas_fenced(key, evidence, fence).await {
             Ok(stood) if stood.get("count").and_then(Value::as_u64) == Some(count) => Ok(stood),
             Ok(stood) => Err(Refusal::new(
                 "unconfirmed",
@@ -365,7 +386,13 @@ impl Collector {
         }
     }
 
-    async fn safety(&self, key: &UnitKey, sources: &Sources, safety: &sources::SafetySource) -> Result<Value, Refusal> {
+    async fn safety(
+        &self,
+        key: &UnitKey,
+        sources: &Sources,
+        safety: &sources::SafetySource,
+        fence: Option<&Fence>,
+    ) -> Result<Value, Refusal> {
         let server = sources
             .prometheus
             .get(&safety.server)
@@ -398,7 +425,7 @@ impl Collector {
             "source_ref": source_ref(key, "safety", [format!("prometheus.{}", safety.server).as_str()]),
             "source_digest": digest,
         });
-        self.store(key, json!({"safety": observation})).await
+        self.store(key, json!({"safety": observation}), fence).await
     }
 
     /// The common fields of an observation over `fields` (each also written by name), its
@@ -449,8 +476,8 @@ impl Collector {
     }
 
     /// Stores a push of one observation through [`Units::put_observations`] (the evaluator checks it).
-    async fn store(&self, key: &UnitKey, push: Value) -> Result<Value, Refusal> {
-        match self.units.put_observations(key, &push.to_string()).await {
+    async fn store(&self, key: &UnitKey, push: Value, fence: Option<&Fence>) -> Result<Value, Refusal> {
+        match self.units.put_observations_fenced(key, &push.to_string(), fence).await {
             Ok(_) => Ok(push),
             Err(error) => Err(store_refusal(&error)),
         }
@@ -506,20 +533,35 @@ impl Collector {
             .prometheus
             .get(&query.server)
             .ok_or_else(|| Refusal::new("query_error", format!("no Prometheus server {}", query.server)))?;
-        let started = Instant::now();
-        let answer = prometheus::query_dated(server, &query.query).await;
-        self.units.collect_stats().read_took(started.elapsed());
-        let answer = answer?;
-        let sample = match answer.samples.as_slice() {
-            [] => return Err(Refusal::new("empty_result", "the query answered no series")),
-            [sample] => sample,
-            several => {
-                return Err(Refusal::new("several_series", format!("the query answered {} series", several.len())));
+        let origin = format!("prometheus.{}", query.server);
+        let (text, at_ms, read) = match &query.series {
+            None => {
+                let started = Instant::now();
+                let answer = prometheus::query_dated(server, &query.query).await;
+                self.units.collect_stats().read_took(started.elapsed());
+                let answer = answer?;
+                let sample = match answer.samples.as_slice() {
+                    [] => return Err(Refusal::new("empty_result", "the query answered no series")),
+                    [sample] => sample,
+                    several => {
+                        return Err(Refusal::new(
+                            "several_series",
+                            format!("the query answered {} series", several.len()),
+                        ));
+                    }
+                };
+                (sample.value.clone(), sample.at_ms, (origin.clone(), query.query.clone(), answer.read_bytes()))
+            }
+            Some(series) => {
+                let stats = self.units.collect_stats();
+                let own = self.shared.series(&query.server, server, &query.query, series, stats).await?;
+                let asked = format!("{} [{}={}]", query.query, series.label, series.value);
+                (own.value, own.at_ms, (origin.clone(), asked, own.bytes))
             }
         };
-        let value = match sample.value.as_str() {
+        let value = match text.as_str() {
             "NaN" => return Err(Refusal::new("nan", "the sample is NaN")),
-            "+Inf" | "-Inf" | "Inf" => return Err(Refusal::new("infinite", format!("the sample is {}", sample.value))),
+            "+Inf" | "-Inf" | "Inf" => return Err(Refusal::new("infinite", format!("the sample is {text}"))),
             text => text
                 .parse::<f64>()
                 .map_err(|_| Refusal::new("bad_answer", format!("the sample {text:?} is not a number")))?,
@@ -548,9 +590,7 @@ impl Collector {
         }
         #[expect(clippy::cast_possible_truncation, reason = "finite, within 0..=10^15, integral")]
         let integer = rounded as i128;
-        let origin = format!("prometheus.{}", query.server);
-        let read = (origin.clone(), query.query.clone(), answer.read_bytes());
-        Ok(Field { value: integer, at_ms: Some(sample.at_ms), origin, read })
+        Ok(Field { value: integer, at_ms: Some(at_ms), origin, read })
     }
 }
 
@@ -564,8 +604,22 @@ fn check_integer(value: i128) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The `observed_at` of a stored push (`{"signal": {…}}`, `{"capacities": [{…}]}`) or count.
+fn observed_ms(stored: &Value) -> Option<i64> {
+    let inner = match stored.as_object() {
+        Some(object) if object.len() == 1 => {
+            let value = object.values().next()?;
+            value.as_array().and_then(|list| list.first()).unwrap_or(value)
+        }
+        _ => stored,
+    };
+    let observed = inner.get("observed_at").or_else(|| stored.get("observed_at"))?.as_str()?;
+    observed.parse::<jiff::Timestamp>().ok().map(jiff::Timestamp::as_millisecond)
+}
+
 fn store_refusal(error: &UnitError) -> Refusal {
     match error {
+        UnitError::Fenced(_) => Refusal::new("fenced", error.to_string()),
         UnitError::UnknownUnit(_) => Refusal::new("no_contract", error.to_string()),
         UnitError::InvalidObservations(_) => Refusal::new("refused", error.to_string()),
         _ => Refusal::new("store_error", error.to_string()),
@@ -595,4 +649,14 @@ fn digest<I: IntoIterator<Item = (String, String, Vec<u8>)>>(reads: I) -> String
         let _ = write!(text, "{byte:02x}");
     }
     text
+}
+
+/// This host's name (a pod's name in Kubernetes), for the replica's lease name.
+fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|name| !name.is_empty())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|name| name.trim().to_owned()))
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "replica".to_owned())
 }

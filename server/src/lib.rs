@@ -5,6 +5,7 @@ pub mod collect;
 pub mod keda;
 pub mod listen;
 pub mod service;
+pub mod sources;
 mod strict;
 pub mod units;
 pub mod webhook;

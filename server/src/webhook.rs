@@ -42,8 +42,8 @@ use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
-use crate::collect::sources::WorkloadKind;
 use crate::listen::Peer;
+use crate::sources::WorkloadKind;
 use crate::units::{AdmittedChange, UnitKey, UnitVerdict, Units};
 
 /// The audit annotation carrying the decision id of an admitted change (the API server prefixes

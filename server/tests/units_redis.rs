@@ -297,3 +297,56 @@ capacities:
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Leases (issue 30): a replica that lost its lease (its lease time passed without a renewal,
+/// another replica took the shard with a newer fencing token) has its late write refused, so two
+/// replicas never interleave one unit's evidence; the new holder's write stands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_lease_holders_late_write_is_refused() {
+    use scale_units_server::collect::lease::Leases;
+
+    let redis = Redis::start();
+    let registry = registry();
+    let dir = temp_dir("units-lease");
+    write_contract(&dir, "shop/gateway", &gateway_contract());
+    let units = replica(&registry, &dir, &redis.url()).await;
+    let unit = key("shop/gateway");
+    let manager = redis::Client::open(redis.url()).unwrap().get_connection_manager().await.unwrap();
+    let ttl = Duration::from_millis(400);
+    let (a, b) = (Leases::new(manager.clone(), "replica-a", 1, ttl), Leases::new(manager, "replica-b", 1, ttl));
+
+    // A takes the one shard; B, arriving second, finds it held and takes nothing.
+    assert_eq!(a.round().await.unwrap(), vec![0]);
+    assert_eq!(b.round().await.unwrap(), Vec::<u32>::new());
+    let stale = a.fence(&unit).unwrap();
+    assert!(b.fence(&unit).is_none());
+    units.put_observations_fenced(&unit, &gateway_push(640).to_string(), Some(&stale)).await.unwrap();
+
+    // A stops renewing (paused, cut off): its lease expires and B takes the shard.
+    let mut rounds = 0;
+    while b.round().await.unwrap().is_empty() {
+        rounds += 1;
+        assert!(rounds < 100, "B never took the expired lease");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let current = b.fence(&unit).unwrap();
+    assert_ne!(current.holder, stale.holder);
+
+    // A's late write carries its expired token: refused, nothing of it stored.
+    let late = json!({"signal": signal(9000, 120)}).to_string();
+    let refused = units.put_observations_fenced(&unit, &late, Some(&stale)).await.unwrap_err();
+    assert!(matches!(refused, UnitError::Fenced(_)), "{refused}");
+    assert_eq!(refused.code(), "lease_lost");
+    let count = json!({"count": 4, "observed_at": at(0), "expires_at": at(60), "source_ref": "late"});
+    assert!(matches!(units.put_replicas_fenced(&unit, count, Some(&stale)).await, Err(UnitError::Fenced(_))));
+    assert_eq!(units.evidence(&unit).await.unwrap()["signal"]["value"], 640);
+
+    // B's write under the current token stands; A, back, holds nothing.
+    let fresh = json!({"signal": signal(900, 120)}).to_string();
+    units.put_observations_fenced(&unit, &fresh, Some(&current)).await.unwrap();
+    assert_eq!(units.evidence(&unit).await.unwrap()["signal"]["value"], 900);
+    assert_eq!(a.round().await.unwrap(), Vec::<u32>::new());
+    assert!(a.fence(&unit).is_none());
+    assert!(a.changes() >= 1 && b.changes() >= 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

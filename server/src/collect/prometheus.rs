@@ -18,10 +18,13 @@ use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::Value;
 
 use super::Refusal;
-use super::sources::PrometheusServer;
+use crate::sources::PrometheusServer;
 
-/// Largest answer read (a query meant to answer one sample).
-const MAX_ANSWER_BYTES: usize = 1 << 20;
+/// Largest answer read for a unit's own query (meant to answer one sample).
+pub(crate) const MAX_ANSWER_BYTES: usize = 1 << 20;
+
+/// Largest answer read for a shared query (one series per unit: ~150 bytes each, 100 000 units).
+pub(crate) const MAX_SHARED_ANSWER_BYTES: usize = 64 << 20;
 
 /// What a query answered: the exact body and the samples in it.
 pub(crate) struct Answer {
@@ -55,6 +58,8 @@ pub(crate) struct Sample {
     pub(crate) at_ms: i64,
     /// The value as Prometheus wrote it (`"42"`, `"NaN"`, `"+Inf"`).
     pub(crate) value: String,
+    /// The series as answered (`{"metric": …, "value": …}`), for a shared query's digest.
+    pub(crate) raw: Value,
 }
 
 /// Runs `query` on `server` and reads every sample of its answer.
@@ -63,8 +68,16 @@ pub(crate) struct Sample {
 /// A [`Refusal`] with cause `timeout`, `query_error` (connection, TLS, HTTP status, an
 /// answer with `status` other than `success`) or `bad_answer` (not the API's JSON).
 pub(crate) async fn query(server: &PrometheusServer, query: &str) -> Result<Answer, Refusal> {
+    query_limited(server, query, MAX_ANSWER_BYTES).await
+}
+
+/// [`query`], reading an answer of up to `max_bytes`.
+///
+/// # Errors
+/// As [`query`].
+pub(crate) async fn query_limited(server: &PrometheusServer, query: &str, max_bytes: usize) -> Result<Answer, Refusal> {
     let timeout = Duration::from_millis(server.timeout_ms);
-    match tokio::time::timeout(timeout, fetch(server, query)).await {
+    match tokio::time::timeout(timeout, fetch(server, query, max_bytes)).await {
         Ok(result) => result,
         Err(_) => Err(Refusal::new("timeout", format!("no answer within {} ms", server.timeout_ms))),
     }
@@ -118,7 +131,7 @@ pub(crate) async fn query_dated(server: &PrometheusServer, text: &str) -> Result
     Ok(answer)
 }
 
-async fn fetch(server: &PrometheusServer, query: &str) -> Result<Answer, Refusal> {
+async fn fetch(server: &PrometheusServer, query: &str, max_bytes: usize) -> Result<Answer, Refusal> {
     let failed = |message: String| Refusal::new("query_error", message);
     let base: Uri = server.url.parse().map_err(|_| failed("the server URL is not a URL".to_owned()))?;
     let host = base.host().ok_or_else(|| failed("the server URL has no host".to_owned()))?.to_owned();
@@ -152,7 +165,7 @@ async fn fetch(server: &PrometheusServer, query: &str) -> Result<Answer, Refusal
         send(TokioIo::new(stream), request).await?
     };
     let status = response.status();
-    let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
+    let body = Limited::new(response.into_body(), max_bytes)
         .collect()
         .await
         .map_err(|error| failed(format!("cannot read the answer: {error}")))?
@@ -218,12 +231,12 @@ fn samples(value: &Value) -> Option<Vec<Sample>> {
             .map(|series| {
                 let (at_ms, value) = pair(series.get("value")?)?;
                 let labels = series.get("metric").and_then(Value::as_object).cloned().unwrap_or_default();
-                Some(Sample { labels, at_ms, value })
+                Some(Sample { labels, at_ms, value, raw: series.clone() })
             })
             .collect(),
         "scalar" => {
             let (at_ms, value) = pair(data.get("result")?)?;
-            Some(vec![Sample { labels: serde_json::Map::new(), at_ms, value }])
+            Some(vec![Sample { labels: serde_json::Map::new(), at_ms, value, raw: data.clone() }])
         }
         _ => None,
     }

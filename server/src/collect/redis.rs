@@ -7,7 +7,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::Refusal;
-use super::sources::{RedisCommand, RedisRead, RedisServer};
+use crate::sources::{RedisCommand, RedisRead, RedisServer};
 
 /// The connections, by server URL.
 #[derive(Default)]

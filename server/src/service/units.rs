@@ -52,7 +52,9 @@ fn unit_error(error: &UnitError) -> Response {
         UnitError::UnknownUnit(_) => StatusCode::NOT_FOUND,
         UnitError::UnknownReplicas(_) => StatusCode::CONFLICT,
         UnitError::Evaluation(_) => StatusCode::UNPROCESSABLE_ENTITY,
-        UnitError::Policy(_) | UnitError::Store(_) | UnitError::Config(_) => StatusCode::SERVICE_UNAVAILABLE,
+        UnitError::Policy(_) | UnitError::Store(_) | UnitError::Config(_) | UnitError::Fenced(_) => {
+            StatusCode::SERVICE_UNAVAILABLE
+        }
     };
     let body = match error {
         UnitError::InvalidObservations(inner) | UnitError::Evaluation(inner) => {

@@ -32,6 +32,9 @@ pub enum UnitError {
     Store(String),
     /// A setting is unusable (a Redis URL, a contracts folder).
     Config(String),
+    /// A collector's write under a lease it no longer holds (another replica took the unit's
+    /// shard): nothing was written.
+    Fenced(String),
 }
 
 impl UnitError {
@@ -45,6 +48,7 @@ impl UnitError {
             Self::Policy(error) => error.code(),
             Self::Store(_) => "evidence_unavailable",
             Self::Config(_) => "invalid_configuration",
+            Self::Fenced(_) => "lease_lost",
         }
     }
 }
@@ -65,6 +69,7 @@ impl fmt::Display for UnitError {
             Self::Policy(error) => write!(f, "no decision: {error}"),
             Self::Store(reason) => write!(f, "evidence unavailable: the observation store failed: {reason}"),
             Self::Config(reason) => write!(f, "{reason}"),
+            Self::Fenced(reason) => write!(f, "evidence refused: {reason}"),
         }
     }
 }

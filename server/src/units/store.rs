@@ -9,6 +9,33 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::UnitError;
 
+/// What an evidence write under a lease must find to be applied: the lease's key holding
+/// `holder` (see `crate::collect::lease`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fence {
+    /// The lease's key.
+    pub key: String,
+    /// `<replica>:<token>`, the value the lease must still hold.
+    pub holder: String,
+}
+
+/// A write under a lease: KEYS[1] the lease, ARGV[1] the value it must hold; then per key
+/// KEYS[i] three ARGV (`S`/`D`, the value, the expiry in ms since the epoch or empty).
+const FENCED_WRITE: &str = r"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED the lease is held by another') end
+for i = 2, #KEYS do
+  local at = (i - 2) * 3 + 2
+  if ARGV[at] == 'D' then
+    redis.call('DEL', KEYS[i])
+  elseif ARGV[at + 2] == '' then
+    redis.call('SET', KEYS[i], ARGV[at + 1])
+  else
+    redis.call('SET', KEYS[i], ARGV[at + 1], 'PXAT', ARGV[at + 2])
+  end
+end
+return #KEYS - 1
+";
+
 /// One change to the store.
 pub(crate) struct Write {
     pub(crate) key: String,
@@ -79,8 +106,10 @@ impl Store {
         }
     }
 
-    /// Applies every write at once (one `MULTI`/`EXEC` on Redis).
-    pub(crate) async fn write(&self, writes: Vec<Write>, now_ms: i64) -> Result<(), UnitError> {
+    /// Applies every write at once (one `MULTI`/`EXEC` on Redis); with a `fence`, in one Lua
+    /// script that first checks the lease still holds the fence's value, else writes nothing
+    /// ([`UnitError::Fenced`]). The memory store has no leases: a fence is ignored.
+    pub(crate) async fn write(&self, writes: Vec<Write>, now_ms: i64, fence: Option<&Fence>) -> Result<(), UnitError> {
         match self {
             Self::Memory(map) => {
                 let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
@@ -96,6 +125,30 @@ impl Store {
                     }
                 }
                 Ok(())
+            }
+            Self::Redis(manager) if fence.is_some() => {
+                let Some(fence) = fence else { return Ok(()) };
+                let mut command = redis::cmd("EVAL");
+                command.arg(FENCED_WRITE).arg(writes.len().saturating_add(1)).arg(&fence.key);
+                let mut values: Vec<String> = vec![fence.holder.clone()];
+                for write in writes {
+                    command.arg(write.key);
+                    match (write.value, write.expires_at_ms) {
+                        (Some(value), Some(at)) => values.extend(["S".to_owned(), value, at.to_string()]),
+                        (Some(value), None) => values.extend(["S".to_owned(), value, String::new()]),
+                        (None, _) => values.extend(["D".to_owned(), String::new(), String::new()]),
+                    }
+                }
+                command.arg(values);
+                let mut connection = manager.clone();
+                match command.query_async::<i64>(&mut connection).await {
+                    Ok(_) => Ok(()),
+                    Err(error) if error.code() == Some("FENCED") => Err(UnitError::Fenced(format!(
+                        "the lease {} no longer holds {}: another replica collects the unit",
+                        fence.key, fence.holder
+                    ))),
+                    Err(error) => Err(UnitError::Store(error.to_string())),
+                }
             }
             Self::Redis(manager) => {
                 let mut pipe = redis::pipe();

@@ -14,6 +14,14 @@
 //!   max_age_s: 60
 //!   value: { prometheus: { server: main, query: "sum(gateway_active_connections)" } }
 //! ```
+//!
+//! A shared query serves many units, run once per round for all of them; `series` names the
+//! label it is aggregated by and this unit's value of it (issue 30):
+//!
+//! ```yaml
+//!   value: { prometheus: { server: main, query: "sum by (deployment) (gateway_active_connections)",
+//!                          series: { label: deployment, value: api } } }
+//! ```
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -224,6 +232,22 @@ pub struct PrometheusQuery {
     /// `ceil` or `floor` (default: the field's conservative direction).
     #[serde(default)]
     pub round: Option<Round>,
+    /// A shared query: `query` serves many units (an expression aggregated `by` a label, e.g.
+    /// `sum by (unit) (gateway_active_connections)`), run once per round for all of them, and
+    /// this unit's sample is its one series whose `label` is `value`. Absent: `query` answers
+    /// this unit's one sample.
+    #[serde(default)]
+    pub series: Option<SeriesOf>,
+}
+
+/// The series of a shared query that is this unit's.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesOf {
+    /// The label the query is aggregated by (a Prometheus label name).
+    pub label: String,
+    /// This unit's value of it.
+    pub value: String,
 }
 
 /// How a float becomes the SPEC's integer.
@@ -449,12 +473,68 @@ impl Sources {
         if query.query.trim().is_empty() {
             return Err(error(format!("{path}.query"), "the query is empty"));
         }
+        if let Some(series) = &query.series {
+            if !is_label_name(&series.label) {
+                return Err(error(format!("{path}.series.label"), "not a label name ([A-Za-z_][A-Za-z0-9_]*)"));
+            }
+            if series.value.is_empty() {
+                return Err(error(format!("{path}.series.value"), "the label value is empty"));
+            }
+        }
         if let Some(scale) = query.scale
             && !(scale.is_finite() && scale > 0.0)
         {
             return Err(error(format!("{path}.scale"), "scale must be a finite number above 0"));
         }
         Ok(())
+    }
+}
+
+impl Sources {
+    /// The shared queries an observation (`signal`, `capacity.<axis>`, …, as
+    /// [`crate::collect::Collected::source`] names it) is read from, as
+    /// `prometheus.<server>: <query> [<label>=<value>]`.
+    pub fn shared_queries(&self, source: &str) -> Vec<String> {
+        let mut numbers: Vec<&Number> = Vec::new();
+        let mut flags: Vec<&Flag> = Vec::new();
+        match source {
+            "replicas" => numbers.extend(self.replicas.as_ref().map(|replicas| &replicas.count)),
+            "signal" => numbers.extend(self.signal.as_ref().map(|signal| &signal.value)),
+            "continuity" => {
+                if let Some(continuity) = &self.continuity {
+                    numbers.extend([&continuity.active_sessions, &continuity.active_streams]);
+                    flags.push(&continuity.ready);
+                }
+            }
+            _ => {
+                if let Some(axis) = source.strip_prefix("capacity.") {
+                    for capacity in self.capacities.iter().filter(|capacity| capacity.axis.as_str() == axis) {
+                        numbers.extend([&capacity.allocatable, &capacity.reserved, &capacity.used]);
+                    }
+                }
+                if let Some(quota_ref) = source.strip_prefix("quota.") {
+                    for quota in self.quotas.iter().filter(|quota| quota.quota_ref == quota_ref) {
+                        numbers.extend([&quota.limit, &quota.used]);
+                    }
+                }
+            }
+        }
+        let queries = numbers
+            .into_iter()
+            .filter_map(|number| match number {
+                Number::Prometheus(query) => Some(query),
+                Number::Static(_) | Number::Redis(_) => None,
+            })
+            .chain(flags.into_iter().filter_map(|flag| match flag {
+                Flag::Prometheus(query) => Some(query),
+                Flag::Static(_) => None,
+            }));
+        queries
+            .filter_map(|query| {
+                let series = query.series.as_ref()?;
+                Some(format!("prometheus.{}: {} [{}={}]", query.server, query.query, series.label, series.value))
+            })
+            .collect()
     }
 }
 
@@ -491,6 +571,12 @@ fn check_age(path: &str, seconds: u64) -> Result<(), SourcesError> {
 
 fn check_timeout(path: &str, millis: u64) -> Result<(), SourcesError> {
     if (1..=60_000).contains(&millis) { Ok(()) } else { Err(error(path, "must be 1..=60000 ms")) }
+}
+
+fn is_label_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
+        && bytes.all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
 }
 
 fn is_alert_name(name: &str) -> bool {

@@ -1,0 +1,195 @@
+//! A unit's decision: the SPEC §6 request built from its contract, its stored evidence, the
+//! service's clock and the time its cooldowns count from, evaluated by the component.
+
+use std::sync::Arc;
+
+use scale_units_core::{Decision, ErrorCode, EvaluationError};
+use serde_json::{Map, Value};
+
+use super::ledger::{Admission, Known, format_ms};
+use super::{UnitDecision, UnitError, UnitKey, UnitVerdict, Units, evidence};
+use crate::units::evidence::Stored;
+
+/// Where the time a unit's cooldowns count from came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActionSource {
+    /// A change this service admitted and recorded.
+    Admission,
+    /// The `last_action_at` a collector pushed (later than any recorded admission).
+    Collector,
+    /// The store cannot vouch for the unit before its epoch (a new state folder, a new process
+    /// with the memory store, a Redis that lost its data): the cooldowns count from the epoch.
+    Unknown,
+    /// No action is known and none is assumed ([`UnitsBuilder::no_prior_actions`]).
+    None,
+}
+
+impl ActionSource {
+    /// The source's name in the service's JSON: `admission`, `collector`, `unknown` or `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admission => "admission",
+            Self::Collector => "collector",
+            Self::Unknown => "unknown",
+            Self::None => "none",
+        }
+    }
+}
+
+/// The time a unit's cooldowns count from: the latest of its recorded admission, the collector's
+/// pushed `last_action_at` and the store's epoch.
+#[derive(Clone, Debug)]
+pub struct LastAction {
+    /// The time given to the evaluator as `last_action_at` (`None` only with
+    /// [`ActionSource::None`]).
+    pub at: Option<String>,
+    /// Which of the three it is.
+    pub source: ActionSource,
+    /// The last admission recorded for the unit.
+    pub admission: Option<Admission>,
+    /// The `last_action_at` the collector pushed, as pushed.
+    pub pushed: Option<String>,
+    /// From when the store vouches for every admission (`None`: no prior actions assumed).
+    pub known_since: Option<String>,
+}
+
+impl LastAction {
+    /// As the service's JSON.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "at": self.at,
+            "source": self.source.as_str(),
+            "admission": self.admission,
+            "pushed": self.pushed,
+            "known_since": self.known_since,
+        })
+    }
+
+    pub(crate) fn of(known: Known, pushed: Option<String>) -> Self {
+        let pushed_ms = pushed
+            .as_deref()
+            .and_then(|text| serde_json::from_str::<String>(text).ok())
+            .and_then(|text| text.parse::<jiff::Timestamp>().ok())
+            .map(|time| time.as_millisecond());
+        let pushed = pushed.and_then(|text| serde_json::from_str::<String>(&text).ok());
+        // The epoch counts from its next whole second: never a shorter cooldown than the truth.
+        let epoch_ms = known.epoch_ms.map(|ms| ms.saturating_add(999).div_euclid(1000).saturating_mul(1000));
+        let mut best: (Option<i64>, ActionSource) = (None, ActionSource::None);
+        for (at, source) in [
+            (epoch_ms, ActionSource::Unknown),
+            (pushed_ms, ActionSource::Collector),
+            (known.last.as_ref().map(|admission| admission.at_ms), ActionSource::Admission),
+        ] {
+            if let Some(at) = at
+                && best.0.is_none_or(|held| at >= held)
+            {
+                best = (Some(at), source);
+            }
+        }
+        let at = match best.1 {
+            ActionSource::Admission => known.last.as_ref().map(|admission| admission.at.clone()),
+            ActionSource::Collector => pushed.clone(),
+            ActionSource::Unknown => epoch_ms.map(format_ms),
+            ActionSource::None => None,
+        };
+        Self { at, source: best.1, admission: known.last, pushed, known_since: known.epoch_ms.map(format_ms) }
+    }
+}
+
+impl Units {
+    /// [`Self::evaluate`], with the decision's JSON as the component wrote it and its provenance.
+    ///
+    /// # Errors
+    /// As [`Self::evaluate`].
+    pub async fn decide(&self, key: &UnitKey, current_replicas: Option<u64>) -> Result<UnitDecision, UnitError> {
+        let Some(contract) = self.catalog.contract(key) else {
+            return Ok(UnitDecision {
+                verdict: UnitVerdict::NoContract,
+                decision_json: None,
+                provenance: None,
+                last_action: None,
+                evidence: None,
+            });
+        };
+        let now_ms = self.now_ms();
+        let stored = self.evidence.read_stored(key, &contract, now_ms).await?;
+        let evidence = stored.view(now_ms);
+        let Stored { signal, continuity, safety, replicas, last_action: pushed, capacities, quotas, admitted } = stored;
+        let known = self.ledger.known(&key.to_string(), now_ms).await?;
+        let last_action = LastAction::of(known, pushed);
+        let current = match current_replicas {
+            Some(count) => count,
+            None => evidence::standing_count(replicas.as_deref(), admitted.as_deref(), now_ms)
+                .and_then(|value| value.get("count").and_then(Value::as_u64))
+                .ok_or_else(|| UnitError::UnknownReplicas(key.clone()))?,
+        };
+        // The request is built from values, never by splicing the stored texts (issue 19): each
+        // stored observation must read as one JSON object, a capacity must name its axis and a quota
+        // its reference, else it counts as missing (logged), so a value written straight into the
+        // store can change no other field of the request.
+        let slot = |text: Option<String>, what: &str, field: Option<(&str, &str)>| -> Option<Value> {
+            let text = text?;
+            let value = match serde_json::from_str::<Value>(&text) {
+                Ok(value @ Value::Object(_)) => value,
+                Ok(_) | Err(_) => {
+                    tracing::warn!(unit = %key, what, "a stored observation is not one JSON object: taken as missing");
+                    return None;
+                }
+            };
+            if let Some((field, name)) = field
+                && value.get(field).and_then(Value::as_str) != Some(name)
+            {
+                tracing::warn!(unit = %key, what, field, "a stored observation names another one: taken as missing");
+                return None;
+            }
+            Some(value)
+        };
+        let capacities: Vec<Value> = contract
+            .axes
+            .iter()
+            .zip(capacities)
+            .filter_map(|(axis, text)| slot(text, "capacity", Some(("axis", axis.as_str()))))
+            .collect();
+        let quotas: Vec<Value> = contract
+            .quota_refs
+            .iter()
+            .zip(quotas)
+            .filter_map(|(quota, text)| slot(text, "quota", Some(("quota_ref", quota.as_str()))))
+            .collect();
+        let contract_value: Value = serde_json::from_str(&contract.text).map_err(|error| {
+            UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidJson, error.to_string(), "contract"))
+        })?;
+        let mut request = Map::new();
+        request.insert("contract".to_owned(), contract_value);
+        request.insert("current_replicas".to_owned(), Value::from(current));
+        request.insert("now".to_owned(), Value::String(self.now()));
+        request.insert("signal".to_owned(), slot(signal, "signal", None).unwrap_or(Value::Null));
+        request.insert("capacities".to_owned(), Value::Array(capacities));
+        request.insert("quotas".to_owned(), Value::Array(quotas));
+        request.insert("continuity".to_owned(), slot(continuity, "continuity", None).unwrap_or(Value::Null));
+        request.insert("safety".to_owned(), slot(safety, "safety", None).unwrap_or(Value::Null));
+        request.insert("last_action_at".to_owned(), last_action.at.clone().map_or(Value::Null, Value::String));
+        let request = Value::Object(request).to_string();
+        let registry = Arc::clone(&self.catalog.registry);
+        let served = match self.catalog.workers.run(move || registry.evaluate_json(&request)).await {
+            Ok(Ok(Ok(served))) => served,
+            Ok(Ok(Err(error))) => return Err(UnitError::Evaluation(error)),
+            Ok(Err(error)) => return Err(UnitError::Policy(error)),
+            Err(error) => return Err(UnitError::Store(format!("the evaluation task failed: {error}"))),
+        };
+        let decision: Decision = serde_json::from_str(&served.evaluated.decision).map_err(|error| {
+            UnitError::Evaluation(EvaluationError::new(
+                ErrorCode::InvalidJson,
+                format!("the component's decision cannot be read: {error}"),
+                "",
+            ))
+        })?;
+        Ok(UnitDecision {
+            verdict: UnitVerdict::Decided { decision, current_replicas: current },
+            decision_json: Some(served.evaluated.decision),
+            provenance: Some(served.evaluated.provenance),
+            last_action: Some(last_action),
+            evidence: Some(evidence),
+        })
+    }
+}
