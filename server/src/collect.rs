@@ -158,13 +158,16 @@ impl Collector {
     /// holds a lease on ([`lease`]), each write fenced by the lease's token.
     pub async fn run(self: Arc<Self>, interval: Duration) {
         let stats = self.units.collect_stats();
+        let every = interval.min(Duration::from_secs(1)).max(Duration::from_millis(10));
+        // A lease outlives three ticks (a renewal late by a tick or two keeps it) and an interval.
+        let lease_time = interval.max(every * 3);
         let leases = self.units.redis_manager().map(|manager| {
             let replica = format!("{}-{}", host_name(), std::process::id());
-            Arc::new(lease::Leases::new(manager, replica, lease::SHARDS, interval))
+            Arc::new(lease::Leases::new(manager, replica, lease::SHARDS, lease_time))
         });
         stats.rounds.leases.store(u64::from(leases.is_some()), Ordering::Relaxed);
         let interval_ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
-        let mut tick = tokio::time::interval(interval.min(Duration::from_secs(1)).max(Duration::from_millis(10)));
+        let mut tick = tokio::time::interval(every);
         loop {
             tick.tick().await;
             if let Some(leases) = &leases {
