@@ -100,9 +100,16 @@ impl Prometheus {
 
     /// How many series `query` answers now.
     pub fn series(&self, query: &str) -> usize {
-        let path = format!("/api/v1/query?query={}", encode(query));
-        let reply = Client::new(SocketAddr::from(([127, 0, 0, 1], self.port))).get(&path).unwrap();
-        let value: serde_json::Value = serde_json::from_str(&reply.body).unwrap_or_default();
+        // HTTP/1.0: the answer is not chunked, read to the end.
+        use std::io::Read as _;
+        let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else { return 0 };
+        let request = format!("GET /api/v1/query?query={} HTTP/1.0\r\nhost: localhost\r\n\r\n", encode(query));
+        let mut text = String::new();
+        if stream.write_all(request.as_bytes()).is_err() || stream.read_to_string(&mut text).is_err() {
+            return 0;
+        }
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+        let value: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
         value["data"]["result"].as_array().map_or(0, Vec::len)
     }
 }
