@@ -38,6 +38,7 @@
 pub mod lease;
 pub(crate) mod prometheus;
 mod redis;
+mod round;
 mod shared;
 pub use crate::sources;
 
@@ -46,9 +47,8 @@ pub use crate::units::EvidenceStats as Stats;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -149,103 +149,6 @@ impl Collector {
             due: Mutex::new(HashMap::new()),
             shared: shared::SharedQueries::default(),
             inflight: Mutex::new(std::collections::HashSet::new()),
-        }
-    }
-
-    /// Collects every unit with sources every `interval` (or its own `interval_s`), forever
-    /// (spawn it on the runtime). Up to [`CONCURRENT_UNITS`] units are collected at once; one
-    /// unit's sources in turn. With a Redis store, only the units of the shards this replica
-    /// holds a lease on ([`lease`]), each write fenced by the lease's token.
-    pub async fn run(self: Arc<Self>, interval: Duration) {
-        let stats = self.units.collect_stats();
-        let every = interval.min(Duration::from_secs(1)).max(Duration::from_millis(10));
-        // A lease outlives three ticks (a renewal late by a tick or two keeps it) and an interval.
-        let lease_time = interval.max(every * 3);
-        let leases = self.units.redis_manager().map(|manager| {
-            let replica = format!("{}-{}", host_name(), std::process::id());
-            Arc::new(lease::Leases::new(manager, replica, lease::SHARDS, lease_time))
-        });
-        stats.rounds.leases.store(u64::from(leases.is_some()), Ordering::Relaxed);
-        let interval_ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
-        let mut tick = tokio::time::interval(every);
-        loop {
-            tick.tick().await;
-            if let Some(leases) = &leases {
-                match leases.round().await {
-                    Ok(shards) => {
-                        stats.rounds.shards_held.store(u64::try_from(shards.len()).unwrap_or(0), Ordering::Relaxed);
-                    }
-                    Err(error) => {
-                        stats.rounds.lease_errors.fetch_add(1, Ordering::Relaxed);
-                        stats.rounds.shards_held.store(0, Ordering::Relaxed);
-                        tracing::warn!(%error, "the lease round failed: this replica collects nothing until Redis answers");
-                    }
-                }
-                stats.rounds.lease_changes.store(leases.changes(), Ordering::Relaxed);
-            }
-            let now = self.units.clock_ms();
-            let mut owned = 0_u64;
-            let mut round: Vec<(UnitKey, Option<Fence>)> = Vec::new();
-            for key in self.units.source_keys() {
-                if leases.as_ref().is_some_and(|leases| !leases.holds(&key)) {
-                    continue;
-                }
-                owned += 1;
-                let Some(sources) = self.units.sources(&key) else { continue };
-                let every = sources.interval_s.map_or(interval, Duration::from_secs);
-                let mut due = self.due.lock().unwrap_or_else(PoisonError::into_inner);
-                if due.get(&key).is_some_and(|at| *at > now) {
-                    continue;
-                }
-                if self.inflight.lock().unwrap_or_else(PoisonError::into_inner).contains(&key) {
-                    stats.rounds.behind.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                }
-                let every_ms = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
-                due.insert(key.clone(), now.saturating_add(every_ms));
-                let fence = match &leases {
-                    None => None,
-                    // Held at the check above, in this same tick: always there.
-                    Some(leases) => match leases.fence(&key) {
-                        Some(fence) => Some(fence),
-                        None => continue,
-                    },
-                };
-                round.push((key, fence));
-            }
-            stats.rounds.units_owned.store(owned, Ordering::Relaxed);
-            if round.is_empty() {
-                continue;
-            }
-            let number = stats.rounds.rounds.fetch_add(1, Ordering::Relaxed).saturating_add(1);
-            self.shared.begin_round(number);
-            let pending = Arc::new(std::sync::atomic::AtomicUsize::new(round.len()));
-            let units = u64::try_from(round.len()).unwrap_or(u64::MAX);
-            let (started, reads) = (Instant::now(), stats.reads());
-            for (key, fence) in round {
-                self.inflight.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone());
-                let collector = Arc::clone(&self);
-                let permits = Arc::clone(&self.permits);
-                let pending = Arc::clone(&pending);
-                tokio::spawn(async move {
-                    if let Ok(_permit) = permits.acquire_owned().await {
-                        let _ = collector.collect_fenced(&key, fence.as_ref()).await;
-                    }
-                    collector.inflight.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
-                    if pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-                        let rounds = &collector.units.collect_stats().rounds;
-                        let took = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                        rounds.last_units.store(units, Ordering::Relaxed);
-                        rounds.last_ms.store(took, Ordering::Relaxed);
-                        let queries = collector.units.collect_stats().reads().saturating_sub(reads);
-                        rounds.last_queries.store(queries, Ordering::Relaxed);
-                        rounds.shared_queries.store(collector.shared.runs(), Ordering::Relaxed);
-                        if took > interval_ms {
-                            rounds.overruns.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                });
-            }
         }
     }
 
@@ -652,14 +555,4 @@ fn digest<I: IntoIterator<Item = (String, String, Vec<u8>)>>(reads: I) -> String
         let _ = write!(text, "{byte:02x}");
     }
     text
-}
-
-/// This host's name (a pod's name in Kubernetes), for the replica's lease name.
-fn host_name() -> String {
-    std::env::var("HOSTNAME")
-        .ok()
-        .filter(|name| !name.is_empty())
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|name| name.trim().to_owned()))
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "replica".to_owned())
 }
