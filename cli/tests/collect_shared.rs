@@ -207,7 +207,10 @@ fn four_replicas_share_two_hundred_units_and_take_over_those_of_a_killed_one() {
                     after.1.get(&unit).copied().unwrap_or(0.0) > before.1.get(&unit).copied().unwrap_or(0.0)
                 })
                 .count();
-            assert_eq!(collecting, 1, "{unit} stored by {collecting} replicas in one window");
+            assert!(collecting <= 1, "{unit} stored by {collecting} replicas in one window");
+            if collecting == 0 {
+                return None; // not reached in this window (a slow round): look again
+            }
         }
         Some(())
     });
