@@ -91,10 +91,10 @@ pub struct ServiceConfig {
     /// The unit registry: the routes `/v1/units…` and `/v1/admission` (see `service/units.rs`).
     pub units: Option<Arc<crate::units::Units>>,
     /// Serve HTTPS with these files (reloaded when they change) instead of plain HTTP.
-    pub tls: Option<crate::webhook::tls::TlsFiles>,
+    pub tls: Option<crate::listen::tls::TlsFiles>,
     /// The KEDA scaler's TLS files (served by its own listener): `/metrics` shows their
     /// certificate's expiry and refused reloads beside this listener's.
-    pub keda_tls: Option<crate::webhook::tls::TlsFiles>,
+    pub keda_tls: Option<crate::listen::tls::TlsFiles>,
     /// The admission webhook answers `allowed`, with the would-be denial as a warning.
     pub admission_dry_run: bool,
     /// Members of these groups (`userInfo.groups` of a review) may override a denial of the
@@ -247,15 +247,15 @@ impl Service {
             () = shutdown => {}
         }
         self.shared.ready.store(false, Ordering::SeqCst);
-        eprintln!(
-            "scale-units serve: shutting down: /ready fails from now on; serving for {:?} more",
+        tracing::info!(
+            "shutting down: /ready fails from now on; serving for {:?} more",
             self.shared.config.shutdown_delay
         );
         tokio::time::sleep(self.shared.config.shutdown_delay).await;
         // The metrics middleware counts this service's requests only (probes included).
         let in_flight_at_drain = self.shared.metrics.in_flight();
-        eprintln!(
-            "scale-units serve: closing the listener; draining {in_flight_at_drain} request(s) in flight for at most {:?}",
+        tracing::info!(
+            "closing the listener; draining {in_flight_at_drain} request(s) in flight for at most {:?}",
             self.shared.config.drain_timeout
         );
         let _ = close_tx.send(());
@@ -269,10 +269,11 @@ impl Service {
                 false
             }
         };
-        eprintln!(
-            "scale-units serve: {}",
-            if drained { "drained, stopped" } else { "drain timeout reached, stopped with requests in flight" }
-        );
+        if drained {
+            tracing::info!("drained, stopped");
+        } else {
+            tracing::warn!("drain timeout reached, stopped with requests in flight");
+        }
         Ok(DrainReport { in_flight_at_drain, drained })
     }
 }
@@ -737,7 +738,7 @@ async fn stage(State(shared): Shared_, headers: HeaderMap, body: Body) -> Respon
     match outcome {
         Ok(Ok(staged)) => {
             if let CacheStatus::NotStored { reason } = &staged.cache {
-                eprintln!("scale-units serve: staged {} over HTTP, {reason}", staged.digest);
+                tracing::warn!(digest = %staged.digest, "staged {} over HTTP, {reason}", staged.digest);
             }
             json_response(
                 StatusCode::CREATED,
@@ -850,7 +851,7 @@ async fn pin_or_unpin(shared: &Shared, headers: &HeaderMap, digest: Option<Strin
 /// The served certificates' expiry and the refused reloads, by listener (`webhook`, `keda`).
 fn render_tls(text: &mut String, config: &ServiceConfig) {
     use std::fmt::Write as _;
-    let listeners: Vec<(&str, &crate::webhook::tls::TlsFiles)> =
+    let listeners: Vec<(&str, &crate::listen::tls::TlsFiles)> =
         [("webhook", config.tls.as_ref()), ("keda", config.keda_tls.as_ref())]
             .into_iter()
             .filter_map(|(name, files)| Some((name, files?)))
@@ -1092,15 +1093,15 @@ async fn watch(shared: Arc<Shared>, dir: PathBuf) {
             let limit = u64::try_from(shared.config.max_component_bytes).unwrap_or(u64::MAX);
             match tokio::task::spawn_blocking(move || registry.stage_file_within(&file, limit)).await {
                 Ok(Ok(staged)) => {
-                    eprintln!(
-                        "scale-units serve: staged {} from {} (cache: {})",
+                    tracing::info!(
+                        "staged {} from {} (cache: {})",
                         staged.digest,
                         path.display(),
                         staged.cache
                     );
                 }
-                Ok(Err(error)) => eprintln!("scale-units serve: refused {}: {error}", path.display()),
-                Err(error) => eprintln!("scale-units serve: staging {} failed: {error}", path.display()),
+                Ok(Err(error)) => tracing::warn!("refused {}: {error}", path.display()),
+                Err(error) => tracing::error!("staging {} failed: {error}", path.display()),
             }
         }
     }

@@ -30,7 +30,10 @@
 //! is a malformed review.
 
 pub mod breakglass;
-pub mod tls;
+/// The listeners' TLS moved to [`crate::listen::tls`] (it is no webhook's: every listener uses it);
+/// this path stays only so branches written before the move still build. New code names `listen::tls`.
+#[doc(hidden)]
+pub use crate::listen::tls;
 
 use std::collections::BTreeMap;
 
@@ -234,7 +237,7 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         && let Err(error) = units.record_admitted_count(key, new).await
     {
         let message = format!("scale-units: {key}: the admitted replica count cannot be recorded: {error}");
-        eprintln!("{message}");
+        tracing::warn!(unit = %key, "{message}");
         if let Outcome::Allow { warnings, .. } = &mut outcome {
             warnings.push(message);
         }

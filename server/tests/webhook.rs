@@ -12,7 +12,7 @@ use kubernetes::*;
 use scale_units_host::PolicyRegistry;
 use scale_units_server::service::ServiceConfig;
 use scale_units_server::units::Units;
-use scale_units_server::webhook::tls::TlsFiles;
+use scale_units_server::listen::tls::TlsFiles;
 use serde_json::{Value, json};
 
 struct Webhook {
