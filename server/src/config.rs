@@ -268,10 +268,8 @@ impl ServeConfig {
             message: format!("cannot read the configuration {}: {error}", path.display()),
         })?;
         let yaml = path.extension().is_some_and(|extension| extension == "yaml" || extension == "yml");
-        Self::from_text(&text, yaml).map_err(|error| ConfigError {
-            message: format!("in {}: {}", path.display(), error.message),
-            ..error
-        })
+        Self::from_text(&text, yaml)
+            .map_err(|error| ConfigError { message: format!("in {}: {}", path.display(), error.message), ..error })
     }
 
     /// [`Self::from_file`] over a document already read.
@@ -295,7 +293,10 @@ impl ServeConfig {
         let value = if value.is_null() { serde_json::Value::Object(serde_json::Map::new()) } else { value };
         serde_path_to_error::deserialize(value).map_err(|error| {
             let path = error.path().to_string();
-            ConfigError { path: if path == "." { String::new() } else { path }, message: error.into_inner().to_string() }
+            ConfigError {
+                path: if path == "." { String::new() } else { path },
+                message: error.into_inner().to_string(),
+            }
         })
     }
 

@@ -49,8 +49,8 @@ use proto::{
 use scale_units_host::ActionKind;
 
 use crate::audit::{AuditLog, AuditRecord, Caller, DecisionFacts, ErrorFacts};
-use crate::listen::{Acceptor, Limits, Peer, Protocol};
 use crate::listen::tls::TlsFiles;
+use crate::listen::{Acceptor, Limits, Peer, Protocol};
 
 /// The one metric the scaler reports: the replica count the unit's decision settles on.
 pub const METRIC_NAME: &str = "scale-units-replicas";

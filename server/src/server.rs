@@ -189,10 +189,12 @@ impl Server {
                 drain_timeout: service.drain_timeout,
             };
             let scaler = KedaScaler::new(Arc::clone(units), keda);
-            extras.push(extra("keda external scaler", address, move |listener, shutdown| {
-                Box::pin(async move { scaler.run(listener, shutdown).await.map_err(|error| error.to_string()) })
-            })
-            .await?);
+            extras.push(
+                extra("keda external scaler", address, move |listener, shutdown| {
+                    Box::pin(async move { scaler.run(listener, shutdown).await.map_err(|error| error.to_string()) })
+                })
+                .await?,
+            );
         }
         // Further listeners (an Envoy ext_authz gate, ...) are pushed here the same way.
 
@@ -336,9 +338,8 @@ fn audit_log(config: &CheckedConfig) -> Result<AuditLog, ServerError> {
     let mut audit = if config.audit_log.as_os_str() == "-" {
         AuditLog::stdout(config.audit_buffer)
     } else {
-        AuditLog::file(&config.audit_log, config.audit_buffer).map_err(|error| {
-            start(format!("cannot open the audit log {}: {error}", config.audit_log.display()))
-        })?
+        AuditLog::file(&config.audit_log, config.audit_buffer)
+            .map_err(|error| start(format!("cannot open the audit log {}: {error}", config.audit_log.display())))?
     };
     audit.summary_interval = config.audit_summary;
     audit.mode = config.audit_mode;

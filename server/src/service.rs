@@ -1093,12 +1093,7 @@ async fn watch(shared: Arc<Shared>, dir: PathBuf) {
             let limit = u64::try_from(shared.config.max_component_bytes).unwrap_or(u64::MAX);
             match tokio::task::spawn_blocking(move || registry.stage_file_within(&file, limit)).await {
                 Ok(Ok(staged)) => {
-                    tracing::info!(
-                        "staged {} from {} (cache: {})",
-                        staged.digest,
-                        path.display(),
-                        staged.cache
-                    );
+                    tracing::info!("staged {} from {} (cache: {})", staged.digest, path.display(), staged.cache);
                 }
                 Ok(Err(error)) => tracing::warn!("refused {}: {error}", path.display()),
                 Err(error) => tracing::error!("staging {} failed: {error}", path.display()),
