@@ -83,29 +83,26 @@ impl Setup {
     }
 }
 
-/// The listener limits and the override group of the shipped Deployment
-/// (`deploy/kubernetes/deployment.yaml`), as `--flag value` pairs.
+/// The listener limits and the override group of the shipped Deployment (its configuration,
+/// `serve.yaml` of `deploy/kubernetes/serve-config.yaml`), as `--flag value` pairs.
 fn deployment_limits() -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/kubernetes/deployment.yaml");
-    let text = std::fs::read_to_string(path).unwrap();
-    let items: Vec<String> = text
-        .lines()
-        .filter_map(|line| line.trim().strip_prefix("- "))
-        .map(|item| item.trim().trim_matches('"').to_owned())
-        .collect();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/kubernetes/serve-config.yaml");
+    let config_map: serde_json::Value = serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let config: serde_json::Value = serde_saphyr::from_str(config_map["data"]["serve.yaml"].as_str().unwrap()).unwrap();
     let mut limits = Vec::new();
-    for flag in [
-        "--handshake-timeout-ms",
-        "--header-timeout-ms",
-        "--request-timeout-ms",
-        "--max-connections",
-        "--reserved-connections",
-        "--max-connections-per-peer",
-        "--override-group",
+    for (flag, field) in [
+        ("--handshake-timeout-ms", "handshake_timeout_ms"),
+        ("--header-timeout-ms", "header_timeout_ms"),
+        ("--request-timeout-ms", "request_timeout_ms"),
+        ("--max-connections", "max_connections"),
+        ("--reserved-connections", "reserved_connections"),
+        ("--max-connections-per-peer", "max_connections_per_peer"),
     ] {
-        let at = items.iter().position(|item| item == flag).unwrap_or_else(|| panic!("the Deployment sets {flag}"));
-        limits.extend([flag.to_owned(), items[at + 1].clone()]);
+        let value = config[field].as_u64().unwrap_or_else(|| panic!("the Deployment sets {field}"));
+        limits.extend([flag.to_owned(), value.to_string()]);
     }
+    let group = config["override_groups"][0].as_str().expect("the Deployment sets override_groups");
+    limits.extend(["--override-group".to_owned(), group.to_owned()]);
     limits
 }
 

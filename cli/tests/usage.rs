@@ -152,3 +152,44 @@ fn serve_refuses_bad_flag_combinations_before_loading_anything() {
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `serve --config FILE`: its errors are usage errors (64) too, at their path, before the
+/// component is looked at; a flag beside it is refused (the file is the whole configuration).
+#[test]
+fn serve_refuses_a_bad_config_file_before_loading_anything() {
+    let dir = std::env::temp_dir().join(format!("scale-units-usage-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = "/nonexistent/scale-units/component.wasm";
+    let cases: [(&str, &str); 5] = [
+        ("webhook: true\n", "webhook needs tls_cert and tls_key"),
+        ("keda_listen: 127.0.0.1:0\n", "keda_listen needs units"),
+        ("keda_listen: nowhere\n", "at keda_listen"),
+        ("listn: 127.0.0.1:0\n", "unknown field `listn`"),
+        ("override_groups: [ops, [x]]\n", "at override_groups[1]"),
+    ];
+    for (index, (body, expected)) in cases.iter().enumerate() {
+        let file = dir.join(format!("serve-{index}.yaml"));
+        std::fs::write(&file, format!("policy: {missing}\n{body}")).unwrap();
+        let started = std::time::Instant::now();
+        let output = run(&["serve", "--config", file.to_str().unwrap()]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(64), "{body:?}: {stderr}");
+        assert!(stderr.contains(expected), "{body:?}: {stderr}");
+        assert!(!stderr.contains(missing), "{body:?}: the component was looked at first: {stderr}");
+        println!("{body:?}: exit 64 in {:?}", started.elapsed());
+    }
+    let file = dir.join("good.yaml");
+    std::fs::write(&file, format!("policy: {missing}\n")).unwrap();
+    let file = file.to_str().unwrap();
+    // A flag beside --config, and a file that does not exist.
+    let output = run(&["serve", "--config", file, "--listen", "127.0.0.1:0"]);
+    assert_eq!(output.status.code(), Some(64), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("--config"), "{}", text(&output.stderr));
+    let output = run(&["serve", "--config", "/nonexistent/scale-units/serve.yaml"]);
+    assert_eq!(output.status.code(), Some(64), "{}", text(&output.stderr));
+    // A good file is served: its policy is looked at, and fails as a host error.
+    let output = run(&["serve", "--config", file]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains(missing), "{}", text(&output.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

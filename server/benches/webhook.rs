@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kubernetes::*;
+use scale_units_server::listen::tls::TlsFiles;
 use scale_units_server::service::ServiceConfig;
-use scale_units_server::webhook::tls::TlsFiles;
 
 const CLIENTS: usize = 4;
 const SECONDS: u64 = 10;

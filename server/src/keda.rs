@@ -49,8 +49,8 @@ use proto::{
 use scale_units_host::ActionKind;
 
 use crate::audit::{AuditLog, AuditRecord, Caller, DecisionFacts, ErrorFacts};
+use crate::listen::tls::TlsFiles;
 use crate::listen::{Acceptor, Limits, Peer, Protocol};
-use crate::webhook::tls::TlsFiles;
 
 /// The one metric the scaler reports: the replica count the unit's decision settles on.
 pub const METRIC_NAME: &str = "scale-units-replicas";
@@ -231,7 +231,7 @@ impl<S: DecisionSource> KedaScaler<S> {
         {
             Ok(acceptor) => acceptor.into_stream(),
             Err(error) => {
-                eprintln!("scale-units serve: the KEDA external scaler cannot start: {error}");
+                tracing::error!("the KEDA external scaler cannot start: {error}");
                 return Ok(false);
             }
         };

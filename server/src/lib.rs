@@ -2,8 +2,10 @@
 
 pub mod audit;
 pub mod collect;
+pub mod config;
 pub mod keda;
 pub mod listen;
+pub mod server;
 pub mod service;
 pub mod sources;
 mod strict;

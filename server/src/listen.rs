@@ -26,6 +26,8 @@
 //!
 //! Connections are served in tasks of their own; the accept loop never waits for one.
 
+pub mod tls;
+
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -49,7 +51,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
-use crate::webhook::tls::TlsFiles;
+use crate::listen::tls::TlsFiles;
 
 /// The limits of a listener. [`Default`]: a 3 s first-bytes deadline, a 10 s head deadline, a
 /// 30 s request deadline, 1024 connections, 64 more for authenticated callers, 64 anonymous ones

@@ -30,21 +30,23 @@
 //! is a malformed review.
 
 pub mod breakglass;
-pub mod tls;
-
-use std::collections::BTreeMap;
+mod input;
+/// The listeners' TLS moved to [`crate::listen::tls`] (it is no webhook's: every listener uses it);
+/// this path stays only so branches written before the move still build. New code names `listen::tls`.
+#[doc(hidden)]
+pub use crate::listen::tls;
 
 use kube_core::TypeMeta;
 use kube_core::admission::{AdmissionResponse, Operation};
 use scale_units_core::gate::{self, Bounds, ChangeKind, Evaluated, GateReason, GateVerdict};
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
 use crate::listen::Peer;
 use crate::sources::WorkloadKind;
 use crate::units::{AdmittedChange, UnitKey, UnitVerdict, Units};
+use input::{ObjectIn, RequestIn, ReviewIn};
 
 /// The audit annotation carrying the decision id of an admitted change (the API server prefixes
 /// it with the webhook's name).
@@ -127,126 +129,184 @@ pub async fn review(units: &Units, body: &[u8], dry_run: bool) -> Value {
     review_with(units, body, &AdmissionOptions { dry_run, ..AdmissionOptions::default() }).await.review
 }
 
-/// Answers one `AdmissionReview` body as `options` say, with its audit line.
+/// Answers one `AdmissionReview` body as `options` say, with its audit line: the review parsed,
+/// the change judged by the gate ([`admit`]), a retried review answered as before ([`replay`]),
+/// break glass ([`break_glass`]), the admitted action recorded ([`record`]), the audit line
+/// ([`audit`]), an unauthenticated answer stripped of its reasons ([`redact`]), and the response
+/// ([`respond`]).
 pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions) -> Reviewed {
-    let dry_run = options.dry_run;
     let unanswerable = |review| Reviewed { review, record: None, overridden: None, recovered: false };
+    let (types, request) = match parse(body).await {
+        Ok(parsed) => parsed,
+        Err(review) => return unanswerable(review),
+    };
+    let Judged { mut outcome, changes, facts } = admit(units, &request).await;
+    let replayed = replay(units, &request, changes.as_ref(), &facts, &mut outcome).await;
+    let overridden = break_glass(options, &request, &facts, &mut outcome);
+    let replayed = replayed.is_some();
+    record(units, options, &request, changes.as_ref(), &facts, replayed, overridden.is_some(), &mut outcome).await;
+    // A recovery is a judgment of the change alone; from a review that did not authenticate it is
+    // answered the same, but neither counted nor logged as one.
+    let recovered = facts.recovery && !options.unauthenticated;
+    let change = facts.change;
+    let group = overridden.as_ref().map(|granted| granted.group.clone());
+    let record = audit(options, &request, facts, overridden, recovered, &outcome);
+    if options.unauthenticated {
+        outcome = redact(outcome, change);
+    }
+    Reviewed {
+        review: respond(types, request.uid, outcome, options.dry_run),
+        record: Some(record),
+        overridden: group,
+        recovered,
+    }
+}
+
+/// The review's type and request, or the well-formed denial of a body that is not one. A body is
+/// parsed [`PARSED_AT_ONCE`] at a time, a key named twice anywhere refused.
+async fn parse(body: &[u8]) -> Result<(TypeMeta, RequestIn), Value> {
     let parsed = {
         // INVARIANT: the semaphore is a static that is never closed.
         let _turn = PARSING.acquire().await.ok();
         crate::strict::check(body).and_then(|()| serde_json::from_slice::<ReviewIn>(body))
     };
-    let review = match parsed {
-        Ok(review) => review,
-        Err(error) => {
-            return unanswerable(malformed(
-                body,
-                &format!("the body is not an admission.k8s.io/v1 AdmissionReview: {error}"),
-            ));
-        }
-    };
+    let review = parsed.map_err(|error| {
+        malformed(body, &format!("the body is not an admission.k8s.io/v1 AdmissionReview: {error}"))
+    })?;
     let types = TypeMeta { api_version: review.api_version, kind: review.kind };
-    let Some(request) = review.request else {
-        return unanswerable(malformed(body, "the AdmissionReview has no request"));
+    let request = review.request.ok_or_else(|| malformed(body, "the AdmissionReview has no request"))?;
+    Ok((types, request))
+}
+
+/// A review already admitted (the API server retried it) is answered as it was and recorded once:
+/// its own recorded action must not hold it back for the cooldown. Returns its admission.
+async fn replay(
+    units: &Units,
+    request: &RequestIn,
+    changes: Option<&UnitKey>,
+    facts: &Facts,
+    outcome: &mut Outcome,
+) -> Option<crate::units::Admission> {
+    let (Some(key), Some((from, to))) = (changes, facts.change) else { return None };
+    if request.dry_run {
+        return None;
+    }
+    let admission = units
+        .admitted_review(key, &request.uid)
+        .await
+        .ok()
+        .flatten()
+        .filter(|admission| (admission.from, admission.to) == (from, to))?;
+    *outcome = Outcome::Allow {
+        warnings: vec![format!(
+            "scale-units: review {} was admitted at {} and is answered again; its action is recorded once",
+            request.uid, admission.at
+        )],
+        decision_id: admission.decision_id.clone(),
     };
-    let Judged { mut outcome, changes, facts } = admit(units, &request).await;
-    // A review already admitted (the API server retried it) is answered as it was and recorded
-    // once: its own recorded action must not hold it back for the cooldown.
-    let replayed = match (&changes, facts.change) {
-        (Some(key), Some((from, to))) if !request.dry_run => units
-            .admitted_review(key, &request.uid)
-            .await
-            .ok()
-            .flatten()
-            .filter(|admission| (admission.from, admission.to) == (from, to)),
-        _ => None,
-    };
-    if let Some(admission) = &replayed {
-        outcome = Outcome::Allow {
-            warnings: vec![format!(
-                "scale-units: review {} was admitted at {} and is answered again; its action is recorded once",
-                request.uid, admission.at
-            )],
-            decision_id: admission.decision_id.clone(),
-        };
+    Some(admission)
+}
+
+/// Break glass: a member of an override group is let through a denial, never silently. The
+/// membership is the API server's word: a review that did not authenticate only claims it (anyone
+/// who reaches the port can write `userInfo`), and overrides nothing.
+fn break_glass(
+    options: &AdmissionOptions,
+    request: &RequestIn,
+    facts: &Facts,
+    outcome: &mut Outcome,
+) -> Option<OverrideFacts> {
+    let Outcome::Deny { message, decision_id } = outcome else { return None };
+    if options.unauthenticated {
+        return None;
     }
     let username = request.user_info.username.clone().unwrap_or_default();
     let groups = request.user_info.groups.clone().unwrap_or_default();
-    // Break glass: a member of an override group is let through a denial, never silently. The
-    // membership is the API server's word: a review that did not authenticate only claims it
-    // (anyone who reaches the port can write `userInfo`), and overrides nothing.
-    let claimed_override =
-        options.unauthenticated && options.override_groups.iter().any(|group| groups.contains(group));
-    let mut overridden: Option<OverrideFacts> = None;
-    if let Outcome::Deny { message, decision_id } = &mut outcome
-        && !options.unauthenticated
-    {
-        let annotations = request.object.as_ref().and_then(|object| object.metadata.annotations.as_ref());
-        match breakglass::check(&options.override_groups, &username, &groups, annotations, jiff::Timestamp::now()) {
-            breakglass::Check::Granted(granted) => {
-                let change = facts
-                    .change
-                    .map_or_else(|| "the change".to_owned(), |(old, new)| format!("{old} -> {new} replicas"));
-                let against =
-                    decision_id.as_deref().map_or_else(|| "a denial".to_owned(), |id| format!("decision {id}"));
-                let mut warnings = vec![breakglass::warning(&granted, &change, &against)];
-                warnings.push(format!("scale-units: overridden denial: {message}"));
-                outcome = Outcome::Allow { warnings, decision_id: decision_id.clone() };
-                overridden = Some(granted);
-            }
-            breakglass::Check::Refused(why) => message.push_str(&format!("; override refused: {why}")),
-            breakglass::Check::NotAMember { annotated: true } => message.push_str(&format!(
-                "; the override annotations grant nothing: {username} is in none of the override groups"
-            )),
-            breakglass::Check::NotAMember { annotated: false } => {}
+    let annotations = request.object.as_ref().and_then(|object| object.metadata.annotations.as_ref());
+    match breakglass::check(&options.override_groups, &username, &groups, annotations, jiff::Timestamp::now()) {
+        breakglass::Check::Granted(granted) => {
+            let change =
+                facts.change.map_or_else(|| "the change".to_owned(), |(old, new)| format!("{old} -> {new} replicas"));
+            let against = decision_id.as_deref().map_or_else(|| "a denial".to_owned(), |id| format!("decision {id}"));
+            let mut warnings = vec![breakglass::warning(&granted, &change, &against)];
+            warnings.push(format!("scale-units: overridden denial: {message}"));
+            *outcome = Outcome::Allow { warnings, decision_id: decision_id.clone() };
+            return Some(granted);
         }
+        breakglass::Check::Refused(why) => message.push_str(&format!("; override refused: {why}")),
+        breakglass::Check::NotAMember { annotated: true } => message.push_str(&format!(
+            "; the override annotations grant nothing: {username} is in none of the override groups"
+        )),
+        breakglass::Check::NotAMember { annotated: false } => {}
     }
-    // An admitted change starts the contract's cooldown for the next decision, but only one this
-    // webhook enforced: under `--webhook-dry-run` every review is let through whatever it asks
-    // (a forged 9 -> 1 would start a cooldown), a server-side dry run (`kubectl
-    // --dry-run=server`) changes nothing, and a review that did not authenticate could come from
-    // anyone who reaches the port.
-    let recorded = !options.unauthenticated && !dry_run && !request.dry_run && matches!(outcome, Outcome::Allow { .. });
-    let unrecorded = match &changes {
-        Some(key) if recorded && replayed.is_none() => {
-            let change = admitted_change(&request.uid, facts.change, &outcome);
-            units.record_admission(key, change).await.err().map(|error| (key.clone(), error))
-        }
-        _ => None,
-    };
-    if let Some((key, error)) = unrecorded {
+    None
+}
+
+/// Records an admitted change as the unit's last scale action, and its new count as the unit's
+/// count. An admitted change starts the contract's cooldown for the next decision, but only one
+/// this webhook enforced: under `--webhook-dry-run` every review is let through whatever it asks
+/// (a forged 9 -> 1 would start a cooldown), a server-side dry run (`kubectl --dry-run=server`)
+/// changes nothing, and a review that did not authenticate could come from anyone who reaches the
+/// port. A change that cannot be recorded is denied, unless overridden. A replayed review's
+/// action is recorded already; its count is recorded again.
+#[expect(clippy::too_many_arguments, reason = "the review's parts, each read by one rule here")]
+async fn record(
+    units: &Units,
+    options: &AdmissionOptions,
+    request: &RequestIn,
+    changes: Option<&UnitKey>,
+    facts: &Facts,
+    replayed: bool,
+    overridden: bool,
+    outcome: &mut Outcome,
+) {
+    let recordable = !options.unauthenticated && !options.dry_run && !request.dry_run;
+    let Some(key) = changes.filter(|_| recordable && matches!(outcome, Outcome::Allow { .. })) else { return };
+    let change = admitted_change(&request.uid, facts.change, outcome);
+    if !replayed && let Err(error) = units.record_admission(key, change).await {
         let message = format!("scale-units: {key}: the scale action cannot be recorded for its cooldown: {error}");
-        match &mut outcome {
+        match outcome {
             // An override stands: the cooldown is what cannot be kept, and the warning says so.
-            Outcome::Allow { warnings, .. } if overridden.is_some() => warnings.push(message),
+            Outcome::Allow { warnings, .. } if overridden => warnings.push(message),
             Outcome::Allow { decision_id, .. } | Outcome::Deny { decision_id, .. } => {
                 let decision_id = decision_id.clone();
-                outcome = Outcome::Deny { message, decision_id };
+                *outcome = Outcome::Deny { message, decision_id };
             }
         }
     }
     // The admitted count is the unit's count at once (observed now, with its max age): KEDA and
     // the next decision never go back to the old count while the collector catches up. Only from
-    // a review that could record its action (authenticated, no dry run) and still stands.
-    if recorded
-        && matches!(outcome, Outcome::Allow { .. })
-        && let (Some(key), Some((_, new))) = (&changes, facts.change)
+    // a review that could record its action and still stands.
+    if matches!(outcome, Outcome::Allow { .. })
+        && let Some((_, new)) = facts.change
         && let Err(error) = units.record_admitted_count(key, new).await
     {
         let message = format!("scale-units: {key}: the admitted replica count cannot be recorded: {error}");
-        eprintln!("{message}");
-        if let Outcome::Allow { warnings, .. } = &mut outcome {
+        tracing::warn!(unit = %key, "{message}");
+        if let Outcome::Allow { warnings, .. } = outcome {
             warnings.push(message);
         }
     }
-    // A recovery is a judgment of the change alone; from a review that did not authenticate it is
-    // answered the same, but neither counted nor logged as one.
-    let recovered = facts.recovery && !options.unauthenticated;
+}
+
+/// The review's audit line. An unauthenticated review's user is a claim: kept apart from the
+/// caller, who is known by its address only.
+fn audit(
+    options: &AdmissionOptions,
+    request: &RequestIn,
+    facts: Facts,
+    overridden: Option<OverrideFacts>,
+    recovered: bool,
+    outcome: &Outcome,
+) -> AuditRecord {
+    let username = request.user_info.username.clone().unwrap_or_default();
+    let groups = request.user_info.groups.clone().unwrap_or_default();
+    let claimed_override =
+        options.unauthenticated && options.override_groups.iter().any(|group| groups.contains(group));
     let mut record = AuditRecord::new("admission").decision(facts.decision);
     record.unit = facts.unit;
     record.caller = Caller::peer(options.peer.as_ref());
     let claimed_user = if options.unauthenticated {
-        // Its user is a claim: kept apart from the caller, who is known by its address only.
         Some(serde_json::json!({"username": username, "groups": groups}))
     } else {
         record.caller.username = Some(username);
@@ -255,10 +315,9 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
     };
     record.component_digest = facts.component_digest;
     record.error = facts.error;
-    record.allowed = Some(dry_run || matches!(outcome, Outcome::Allow { .. }));
-    let group = overridden.as_ref().map(|granted| granted.group.clone());
+    record.allowed = Some(options.dry_run || matches!(outcome, Outcome::Allow { .. }));
     record.overridden = overridden;
-    let message = match &outcome {
+    let message = match outcome {
         Outcome::Allow { warnings, .. } => warnings.join("; "),
         Outcome::Deny { message, .. } => message.clone(),
     };
@@ -267,7 +326,7 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         "resource": format!("{}{}", request.resource.resource, request.sub_resource.as_deref().map(|sub| format!("/{sub}")).unwrap_or_default()),
         "change": facts.change.map(|(from, to)| serde_json::json!({"from": from, "to": to})),
         "dry_run": request.dry_run,
-        "webhook_dry_run": dry_run,
+        "webhook_dry_run": options.dry_run,
         "recovery": recovered,
         "message": message,
         "authenticated": !options.unauthenticated,
@@ -277,26 +336,32 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         detail.insert("claimed_user".to_owned(), claimed);
         detail.insert("claimed_override".to_owned(), Value::Bool(claimed_override));
     }
-    if options.unauthenticated {
-        outcome = match outcome {
-            Outcome::Allow { .. } => Outcome::Allow { warnings: Vec::new(), decision_id: None },
-            Outcome::Deny { .. } => Outcome::Deny {
-                message: format!(
-                    "scale-units: {} denied; the reasons go to authenticated reviews only",
-                    facts
-                        .change
-                        .map_or_else(|| "the change".to_owned(), |(old, new)| format!("{old} -> {new} replicas"))
-                ),
-                decision_id: None,
-            },
-        };
-        if let Outcome::Allow { warnings, .. } = &mut outcome {
-            warnings.push(UNAUTHENTICATED_WARNING.to_owned());
+    record
+}
+
+/// The answer to a review that did not authenticate: no decision id, reason, bound or warning
+/// (the audit log keeps them), and the warning that it was not recorded.
+fn redact(outcome: Outcome, change: Option<(u64, u64)>) -> Outcome {
+    match outcome {
+        Outcome::Allow { .. } => {
+            Outcome::Allow { warnings: vec![UNAUTHENTICATED_WARNING.to_owned()], decision_id: None }
         }
+        Outcome::Deny { .. } => Outcome::Deny {
+            message: format!(
+                "scale-units: {} denied; the reasons go to authenticated reviews only",
+                change.map_or_else(|| "the change".to_owned(), |(old, new)| format!("{old} -> {new} replicas"))
+            ),
+            decision_id: None,
+        },
     }
+}
+
+/// The response `AdmissionReview`: the decision id as an audit annotation, warnings, or the
+/// denial (403); under `dry_run` a denial is answered allowed with it as a warning.
+fn respond(types: TypeMeta, uid: String, outcome: Outcome, dry_run: bool) -> Value {
     let mut response = AdmissionResponse::invalid("");
     (response.types, response.uid, response.allowed, response.result) =
-        (types, request.uid.clone(), true, kube_core::Status::default());
+        (types, uid, true, kube_core::Status::default());
     match outcome {
         Outcome::Allow { warnings, decision_id } => {
             if let Some(id) = decision_id {
@@ -319,7 +384,7 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
             }
         }
     }
-    Reviewed { review: to_json(response), record: Some(record), overridden: group, recovered }
+    to_json(response)
 }
 
 /// What the ledger keeps of an admitted review.
@@ -511,122 +576,4 @@ fn outcome_of(key: &UnitKey, verdict: &GateVerdict, facts: &mut Facts, decision_
 fn replicas(object: &ObjectIn, _workload: Workload, scale: bool) -> Result<u64, String> {
     let count = object.spec.as_ref().and_then(|spec| spec.replicas).unwrap_or(if scale { 0 } else { 1 });
     u64::try_from(count).map_err(|_| format!("spec.replicas is negative ({count})"))
-}
-
-/// What the webhook reads of an `AdmissionReview` (`admission.k8s.io/v1`): every other field, of
-/// the review and of its objects, is skipped as it is read (serde's `IgnoredAny`), never built
-/// into a tree, so a review costs its body and a few small strings whatever it carries.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ReviewIn {
-    api_version: String,
-    kind: String,
-    #[serde(default)]
-    request: Option<RequestIn>,
-}
-
-/// The fields of a review's `request` the webhook judges by.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RequestIn {
-    uid: String,
-    #[serde(rename = "kind")]
-    _kind: IgnoredAny,
-    resource: ResourceIn,
-    #[serde(default)]
-    sub_resource: Option<String>,
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    namespace: Option<String>,
-    operation: Operation,
-    user_info: UserIn,
-    #[serde(default)]
-    object: Option<ObjectIn>,
-    #[serde(default)]
-    old_object: Option<ObjectIn>,
-    #[serde(default)]
-    dry_run: bool,
-}
-
-/// `request.resource`.
-#[derive(Deserialize)]
-struct ResourceIn {
-    #[serde(default)]
-    group: String,
-    resource: String,
-}
-
-/// `request.userInfo`: what the API server says of the requester.
-#[derive(Deserialize)]
-struct UserIn {
-    #[serde(default)]
-    username: Option<String>,
-    #[serde(default)]
-    groups: Option<Vec<String>>,
-}
-
-/// An object of a review (a `Scale`, a Deployment, a StatefulSet): its replica count and the
-/// override annotations, nothing else.
-#[derive(Deserialize)]
-struct ObjectIn {
-    #[serde(default)]
-    metadata: MetadataIn,
-    #[serde(default)]
-    spec: Option<SpecIn>,
-}
-
-#[derive(Default, Deserialize)]
-struct MetadataIn {
-    #[serde(default, deserialize_with = "override_annotations")]
-    annotations: Option<BTreeMap<String, String>>,
-}
-
-#[derive(Deserialize)]
-struct SpecIn {
-    #[serde(default)]
-    replicas: Option<i32>,
-}
-
-/// The object's annotations, keeping the break-glass ones only ([`breakglass::REASON_ANNOTATION`],
-/// [`breakglass::EXPIRES_ANNOTATION`]); the others' values are skipped unread.
-fn override_annotations<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<BTreeMap<String, String>>, D::Error> {
-    struct Annotations;
-    impl<'de> serde::de::Visitor<'de> for Annotations {
-        type Value = Option<BTreeMap<String, String>>;
-
-        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            formatter.write_str("a map of annotations")
-        }
-
-        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-            deserializer.deserialize_map(self)
-        }
-
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut kept = BTreeMap::new();
-            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                if key == breakglass::REASON_ANNOTATION || key == breakglass::EXPIRES_ANNOTATION {
-                    let value = map.next_value::<String>()?;
-                    if kept.insert(key.clone().into_owned(), value).is_some() {
-                        return Err(serde::de::Error::custom(format!("duplicate annotation `{key}`")));
-                    }
-                } else {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-            Ok(Some(kept))
-        }
-    }
-    deserializer.deserialize_option(Annotations)
 }

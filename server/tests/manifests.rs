@@ -79,6 +79,22 @@ fn one<T: DeserializeOwned + serde::Serialize>(manifests: &BTreeMap<String, Vec<
     typed(&documents[0].0, &documents[0].1)
 }
 
+/// The one manifest of `kind` named `name`.
+fn named<T: DeserializeOwned + serde::Serialize>(
+    manifests: &BTreeMap<String, Vec<(String, Value)>>,
+    kind: &str,
+    name: &str,
+) -> T {
+    let found: Vec<_> = manifests[kind].iter().filter(|(_, document)| document["metadata"]["name"] == name).collect();
+    assert_eq!(found.len(), 1, "one {kind} {name}");
+    typed(&found[0].0, &found[0].1)
+}
+
+/// The contracts' ConfigMap.
+const CONTRACTS: &str = "scale-units-contracts";
+/// The ConfigMap holding `serve.yaml`, the service's configuration (`serve --config`).
+const SERVE_CONFIG: &str = "scale-units-serve";
+
 /// KEDA's ScaledObject: the fields checked (keda.sh/v1alpha1).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -167,10 +183,35 @@ fn container(deployment: &Deployment) -> (&PodSpec, &Container) {
     (pod, &pod.containers[0])
 }
 
-/// The value following `flag` in the container's arguments.
-fn arg<'a>(container: &'a Container, flag: &str) -> Option<&'a str> {
-    let args = container.args.as_ref().unwrap();
-    args.iter().position(|arg| arg == flag).map(|index| args[index + 1].as_str())
+/// Where the container reads its configuration (`serve --config FILE`).
+const CONFIG_FILE: &str = "/etc/scale-units/config/serve.yaml";
+
+/// The value of `flag` in the service's configuration: the container runs `serve --config
+/// CONFIG_FILE`, and the field is the flag's name with `_` for `-` in `serve.yaml` of the
+/// ConfigMap mounted there (a list: its first item; a boolean: `true`/`false`).
+fn arg(container: &Container, flag: &str) -> Option<&'static str> {
+    static FIELDS: std::sync::OnceLock<BTreeMap<String, String>> = std::sync::OnceLock::new();
+    assert_eq!(container.args.as_deref().unwrap(), ["serve", "--config", CONFIG_FILE], "every option in the file");
+    let fields = FIELDS.get_or_init(|| {
+        let manifests = manifests();
+        let serve: ConfigMap = named(&manifests, "ConfigMap", SERVE_CONFIG);
+        let text = &serve.data.as_ref().unwrap()["serve.yaml"];
+        let document: Value = serde_saphyr::from_str(text).unwrap();
+        document
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(field, value)| {
+                let value = match value {
+                    Value::String(text) => text.clone(),
+                    Value::Array(items) => items[0].as_str().unwrap().to_owned(),
+                    other => other.to_string(),
+                };
+                (field.clone(), value)
+            })
+            .collect()
+    });
+    fields.get(&flag.trim_start_matches("--").replace('-', "_")).map(String::as_str)
 }
 
 fn port_of(address: &str) -> i32 {
@@ -226,7 +267,13 @@ fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
     );
     let _: Deployment = one(&manifests, "Deployment");
     let _: Service = one(&manifests, "Service");
-    let _: ConfigMap = one(&manifests, "ConfigMap");
+    let _: ConfigMap = named(&manifests, "ConfigMap", CONTRACTS);
+    let serve: ConfigMap = named(&manifests, "ConfigMap", SERVE_CONFIG);
+    assert_eq!(manifests["ConfigMap"].len(), 2, "the contracts and the configuration");
+    // The configuration is one `serve` accepts (its own reader: unknown fields refused).
+    let text = &serve.data.as_ref().unwrap()["serve.yaml"];
+    scale_units_server::config::ServeConfig::from_text(text, true)
+        .unwrap_or_else(|error| panic!("serve.yaml: {error}"));
     let _: ValidatingWebhookConfiguration = one(&manifests, "ValidatingWebhookConfiguration");
     let _: Namespace = one(&manifests, "Namespace");
     let _: PodDisruptionBudget = one(&manifests, "PodDisruptionBudget");
@@ -251,7 +298,7 @@ fn ports_arguments_and_volumes_agree() {
     let manifests = manifests();
     let deployment: Deployment = one(&manifests, "Deployment");
     let service: Service = one(&manifests, "Service");
-    let config_map: ConfigMap = one(&manifests, "ConfigMap");
+    let config_map: ConfigMap = named(&manifests, "ConfigMap", CONTRACTS);
     let (pod, container) = container(&deployment);
 
     // The Service selects the pods.
@@ -271,9 +318,10 @@ fn ports_arguments_and_volumes_agree() {
     assert_eq!(https, port_of(arg(container, "--listen").unwrap()));
     assert_eq!(grpc, port_of(arg(container, "--keda-listen").unwrap()));
     assert_eq!(by_name("https").port, 443);
-    let args = container.args.as_ref().unwrap();
-    assert_eq!(args[0], "serve");
-    assert!(args.iter().any(|arg| arg == "--webhook"));
+    assert_eq!(arg(container, "--webhook"), Some("true"));
+    // The file `--config` names is the serve ConfigMap's `serve.yaml`, mounted read-only.
+    let config = volume_of(pod, container, CONFIG_FILE);
+    assert_eq!(config.config_map.as_ref().unwrap().name, SERVE_CONFIG);
     assert!(arg(container, "--listen").unwrap().starts_with("0.0.0.0:"));
     assert!(arg(container, "--keda-listen").unwrap().starts_with("0.0.0.0:"));
 
@@ -408,7 +456,7 @@ fn the_webhook_calls_the_service_on_its_route_and_fails_closed() {
 fn every_scaled_object_asks_the_service_about_a_unit_of_the_config_map() {
     let manifests = manifests();
     let service: Service = one(&manifests, "Service");
-    let config_map: ConfigMap = one(&manifests, "ConfigMap");
+    let config_map: ConfigMap = named(&manifests, "ConfigMap", CONTRACTS);
     let webhook: ValidatingWebhookConfiguration = one(&manifests, "ValidatingWebhookConfiguration");
     let namespace = &webhook.webhooks.as_ref().unwrap()[0].client_config.service.as_ref().unwrap().namespace;
     let grpc =
@@ -449,7 +497,7 @@ fn every_scaled_object_asks_the_service_about_a_unit_of_the_config_map() {
 #[test]
 fn the_config_map_holds_the_example_contracts_and_the_component_accepts_them() {
     let manifests = manifests();
-    let config_map: ConfigMap = one(&manifests, "ConfigMap");
+    let config_map: ConfigMap = named(&manifests, "ConfigMap", CONTRACTS);
     let data = config_map.data.as_ref().unwrap();
     let contracts: std::collections::BTreeMap<&String, &String> =
         data.iter().filter(|(key, _)| !key.contains(".sources.")).collect();

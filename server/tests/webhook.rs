@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use kubernetes::*;
 use scale_units_host::PolicyRegistry;
+use scale_units_server::listen::tls::TlsFiles;
 use scale_units_server::service::ServiceConfig;
 use scale_units_server::units::Units;
-use scale_units_server::webhook::tls::TlsFiles;
 use serde_json::{Value, json};
 
 struct Webhook {

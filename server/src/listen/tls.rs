@@ -170,7 +170,7 @@ impl TlsFiles {
             && let Ok(now) = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH)
             && expires <= i64::try_from(now.as_secs()).unwrap_or(i64::MAX)
         {
-            eprintln!("scale-units serve: the TLS certificate {} has expired: renew it", self.cert.display());
+            tracing::error!(cert = %self.cert.display(), "the TLS certificate {} has expired: renew it", self.cert.display());
         }
         Ok(Arc::new(config))
     }
@@ -203,11 +203,11 @@ impl TlsFiles {
             match self.load() {
                 Ok(config) => {
                     acceptor.store(Arc::new(TlsAcceptor::from(config)));
-                    eprintln!("scale-units serve: TLS certificate reloaded from {}", self.cert.display());
+                    tracing::info!(cert = %self.cert.display(), "TLS certificate reloaded from {}", self.cert.display());
                 }
                 Err(error) => {
                     self.status.reload_failures.fetch_add(1, Ordering::Relaxed);
-                    eprintln!("scale-units serve: TLS files changed but refused, the previous ones stay: {error}");
+                    tracing::warn!(cert = %self.cert.display(), "TLS files changed but refused, the previous ones stay: {error}");
                 }
             }
         }
