@@ -4,7 +4,8 @@
 #                          pinned modules (k8s.io/kubernetes v1.37.2, staging v0.37.2, etcd
 #                          v3.7.0) into target/kubernetes/bin, and copies the CRDs of cert-manager
 #                          and KEDA from their modules on the Go module proxy into
-#                          target/kubernetes/crds (deploy/kubernetes uses their kinds)
+#                          target/kubernetes/crds (deploy/kubernetes uses their kinds); builds the
+#                          Go example controller (bindings-go/examples/controller, its own go.mod)
 #   make test-kubernetes   the real `scale-units serve` as webhook of that control plane:
 #                          go test -count=1 ./... (the scenarios in tests/kubernetes/*_test.go)
 #   make kubernetes-lint   gofmt and go vet of the module
@@ -30,6 +31,7 @@ kubernetes-setup:
 	cd $(K8S_DIR) && $(GO) build -o $(K8S_BIN)/ k8s.io/kubernetes/cmd/kube-apiserver \
 	  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
 	cd $(K8S_DIR) && $(GO) build -o $(K8S_BIN)/etcd go.etcd.io/etcd/server/v3
+	cd bindings-go/examples/controller && $(GO) build -o $(K8S_BIN)/scale-units-controller .
 	cd $(K8S_TARGET)/kubernetes && \
 	  cm=$$($(GO) mod download -json $(K8S_CERT_MANAGER) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
 	  keda=$$($(GO) mod download -json $(K8S_KEDA) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \

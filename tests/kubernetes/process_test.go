@@ -23,9 +23,9 @@ type process struct {
 	exited chan struct{}
 }
 
-// startProcess starts bin with args, its stderr (and stdout unless stdout is given) to
-// DIR/NAME.log.
-func startProcess(dir, name, bin string, args []string, stdout io.Writer) (*process, error) {
+// startProcess starts bin with args and this process's environment plus extra, its stderr (and
+// stdout unless stdout is given) to DIR/NAME.log.
+func startProcess(dir, name, bin string, args []string, stdout io.Writer, extra ...string) (*process, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s: %w (run `make kubernetes-setup`, or `cargo build -p scale-units-cli` for scale-units)", name, err)
 	}
@@ -35,6 +35,7 @@ func startProcess(dir, name, bin string, args []string, stdout io.Writer) (*proc
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), extra...)
 	cmd.Stderr = file
 	cmd.Stdout = file
 	if stdout != nil {
