@@ -2,10 +2,13 @@ package kubernetes
 
 import (
 	"bufio"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,4 +147,30 @@ func readLine(reader *bufio.Reader, limit time.Duration) (string, error) {
 	case <-time.After(limit):
 		return "", errors.New("no line on stdout")
 	}
+}
+
+// httpOK is nil when GET url answers 200.
+func httpOK(url string, config *tls.Config) error {
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: config}}
+	response, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer response.Body.Close()
+	body, _ := io.ReadAll(response.Body)
+	if response.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %s", url, response.StatusCode, body)
+	}
+	return nil
+}
+
+// adminGet is httpOK on the API server as admin.
+func (c *cluster) adminGet(path string) error {
+	pair, err := tls.LoadX509KeyPair(c.pki("user-admin.crt"), c.pki("user-admin.key"))
+	if err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(c.clusterCA.certPEM)
+	return httpOK(c.apiserverURL+path, &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: roots, MinVersion: tls.VersionTLS12})
 }

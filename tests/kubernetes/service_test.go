@@ -40,9 +40,9 @@ type service struct {
 }
 
 // start starts the service on http (a restart reuses the previous addresses; "" picks ports).
-func (s *service) start(c *cluster, http string) error {
-	if http == "" {
-		http, s.keda = "127.0.0.1:0", "127.0.0.1:0"
+func (s *service) start(c *cluster, address string) error {
+	if address == "" {
+		address, s.keda = "127.0.0.1:0", "127.0.0.1:0"
 		for _, namespace := range units {
 			if err := writeContract(c.root, s.units, namespace); err != nil {
 				return err
@@ -55,7 +55,7 @@ func (s *service) start(c *cluster, http string) error {
 		return err
 	}
 	s.process, err = startProcess(s.dir, "scale-units", s.bin, []string{
-		"serve", "--listen", http, "--webhook", "--tls-cert", c.webhookCert, "--tls-key", c.webhookKey,
+		"serve", "--listen", address, "--webhook", "--tls-cert", c.webhookCert, "--tls-key", c.webhookKey,
 		"--units", s.units, "--units-interval-ms", "200",
 		"--webhook-client-ca", c.pki("apiserver-webhook-client-ca.crt"),
 		"--override-group", overrides, "--keda-listen", s.keda,
@@ -69,9 +69,9 @@ func (s *service) start(c *cluster, http string) error {
 	stdout := bufio.NewReader(reader)
 	keda, err := readLine(stdout, 60*time.Second)
 	if err == nil {
-		var address string
-		address, err = readLine(stdout, 60*time.Second)
-		s.http = strings.TrimPrefix(address, "listening on ")
+		var line string
+		line, err = readLine(stdout, 60*time.Second)
+		s.http = strings.TrimPrefix(line, "listening on ")
 	}
 	if err != nil || !strings.HasPrefix(keda, "keda external scaler listening on ") {
 		s.process.stop()
