@@ -60,14 +60,16 @@ func (s *service) start(c *cluster, address string) error {
 		"--webhook-client-ca", c.pki("apiserver-webhook-client-ca.crt"),
 		"--override-group", overrides, "--keda-listen", s.keda,
 		"--audit-log", s.audit, "--shutdown-delay-ms", "0", "--drain-timeout-ms", "2000",
-	}, writer)
+	}, writer, "SCALE_UNITS_CACHE_DIR="+filepath.Join(os.TempDir(), "scale-units-test-cache"))
 	_ = writer.Close()
 	if err != nil {
 		_ = reader.Close()
 		return err
 	}
 	stdout := bufio.NewReader(reader)
-	keda, err := readLine(stdout, 60*time.Second)
+	// The first start compiles the component and runs the conformance gate: minutes on a loaded
+	// machine.
+	keda, err := readLine(stdout, 300*time.Second)
 	if err == nil {
 		var line string
 		line, err = readLine(stdout, 60*time.Second)
