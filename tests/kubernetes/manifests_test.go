@@ -80,6 +80,11 @@ func (c *cluster) writeOverlay() (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
+	// kustomize refuses an absolute base: the shipped folder, relative to the overlay.
+	base, err := filepath.Rel(dir, filepath.Join(c.root, "deploy", "kubernetes"))
+	if err != nil {
+		return "", err
+	}
 	kustomization := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
@@ -92,7 +97,7 @@ patches:
         value:
           url: https://%s/v1/admission
           caBundle: %s
-`, filepath.Join(c.root, "deploy", "kubernetes"), c.service.http, base64.StdEncoding.EncodeToString(c.webhookCA.certPEM))
+`, base, c.service.http, base64.StdEncoding.EncodeToString(c.webhookCA.certPEM))
 	return dir, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o600)
 }
 
