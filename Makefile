@@ -22,7 +22,7 @@ setup:
 run: setup run-example
 
 ## Every test that CI runs.
-test: setup lint test-core wit-check test-host test-server test-cli test-image-check test-js test-py test-go test-kubernetes quickstart-rs js-quickstart py-quickstart readme-commands test-playground fuzz-ci
+test: setup lint test-core wit-check test-host test-server test-cli test-image-check test-js test-py test-go quickstart-rs js-quickstart py-quickstart readme-commands test-playground fuzz-ci
 
 ## The Rust quick start of README.md, as written there.
 quickstart-rs: component
