@@ -165,7 +165,7 @@ func TestBlockedUnitAndBreakGlass(t *testing.T) {
 	}
 	stdout, stderr, err = env.kubectl(alice, "-n", "frozen", "patch", "deployment", "gateway", "--type=merge", "-p", breakGlass)
 	mustAllow(t, "alice's annotated 3 -> 4", stdout, stderr, err)
-	if !strings.Contains(stderr, "Warning: scale-units: OVERRIDE by alice (group "+overrides) || !strings.Contains(stderr, "INC-1: Prometheus down") {
+	if !strings.Contains(stderr, "Warning: scale-units: OVERRIDE by user-"+alice+" (group "+overrides) || !strings.Contains(stderr, "INC-1: Prometheus down") {
 		t.Errorf("kubectl does not print the override warning: %s", stderr)
 	}
 	if got := replicas(t, "frozen"); got != 4 {

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 )
 
 // The Go example controller (bindings-go/examples/controller: controller-runtime and the
@@ -37,15 +38,19 @@ func TestGoExampleControllerReconciles(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deployment, err := env.client.AppsV1().Deployments("controller").Get(ctx, "gateway", getOptions)
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		deployment, err := env.client.AppsV1().Deployments("controller").Get(ctx, "gateway", getOptions)
+		if err != nil {
+			return err
+		}
+		deployment.Annotations = map[string]string{
+			"scale-units.dev/contract":     string(contract),
+			"scale-units.dev/observations": "gateway-observations",
+		}
+		_, err = env.client.AppsV1().Deployments("controller").Update(ctx, deployment, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	deployment.Annotations = map[string]string{
-		"scale-units.dev/contract":     string(contract),
-		"scale-units.dev/observations": "gateway-observations",
-	}
-	if _, err := env.client.AppsV1().Deployments("controller").Update(ctx, deployment, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	bin := envOr("SCALE_UNITS_CONTROLLER_BIN", filepath.Join(env.bin, "scale-units-controller"))
