@@ -41,6 +41,22 @@ func workload(t *testing.T, namespace string, label map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if label == nil {
+		return
+	}
+	// The API server matches the namespaceSelector against its namespace cache: wait until a
+	// server dry run of 3 -> 0 (below every contract's floor, so always refused) reaches a webhook.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, stderr, _ := scale(admin, namespace, 0, "--dry-run=server")
+		if strings.Contains(stderr, "denied the request") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no webhook judges %s: %s", namespace, stderr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 var optedIn = map[string]string{"scale-units/admission": "enabled"}

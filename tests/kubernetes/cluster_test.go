@@ -128,7 +128,13 @@ func (c *cluster) start() error {
 		return err
 	}
 	c.started = time.Since(began)
-	return c.install()
+	if err := c.install(); err != nil {
+		return err
+	}
+	// Without a state folder the service counts every unit's cooldowns from its start: the
+	// scenarios begin once the contract's scale-up cooldown (60 s) has passed.
+	time.Sleep(time.Until(c.service.startedAt.Add(61 * time.Second)))
+	return nil
 }
 
 func (c *cluster) stop() {

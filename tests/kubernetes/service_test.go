@@ -37,6 +37,7 @@ type service struct {
 	http, keda      string // host:port, both on 127.0.0.1
 	audit           string
 	client          *http.Client
+	startedAt       time.Time
 }
 
 // start starts the service on http (a restart reuses the previous addresses; "" picks ports).
@@ -50,6 +51,7 @@ func (s *service) start(c *cluster, address string) error {
 		}
 	}
 	s.audit = filepath.Join(s.dir, "audit.log")
+	s.startedAt = time.Now()
 	reader, writer, err := os.Pipe()
 	if err != nil {
 		return err
