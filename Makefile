@@ -12,6 +12,7 @@ CARGO ?= cargo
 -include bindings-py/build.mk
 -include bindings-go/build.mk
 -include playground/build.mk
+-include tests/kubernetes/build.mk
 
 ## Install what a fresh machine lacks (the wasm target).
 setup:

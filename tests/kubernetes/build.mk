@@ -1,0 +1,50 @@
+# Recipes of the Kubernetes tests (tests/kubernetes/, Go module scale-units.dev/tests/kubernetes),
+# included by the root Makefile.
+#   make kubernetes-setup  builds etcd, kube-apiserver, kube-controller-manager and kubectl from the
+#                          pinned modules (k8s.io/kubernetes v1.37.2, staging v0.37.2, etcd
+#                          v3.7.0) into target/kubernetes/bin, and copies the CRDs of cert-manager
+#                          and KEDA from their modules on the Go module proxy into
+#                          target/kubernetes/crds (deploy/kubernetes uses their kinds); builds the
+#                          Go example controller (bindings-go/examples/controller, its own go.mod)
+#   make test-kubernetes   the real `scale-units serve` as webhook of that control plane:
+#                          go test -count=1 ./... (the scenarios in tests/kubernetes/*_test.go)
+#   make kubernetes-lint   gofmt and go vet of the module
+# Debian's kubernetes-client is 1.20, outside the skew kubectl supports with a 1.37 API server
+# (and its kustomize too old for deploy/kubernetes), so kubectl is built from the same module.
+
+# These recipes must not become the root Makefile's default goal: restored at the end.
+K8S_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
+
+GO ?= go
+CARGO ?= cargo
+K8S_DIR := tests/kubernetes
+K8S_TARGET := $(abspath $(or $(CARGO_TARGET_DIR),target))
+K8S_BIN := $(K8S_TARGET)/kubernetes/bin
+K8S_CRDS := $(K8S_TARGET)/kubernetes/crds
+K8S_CERT_MANAGER := github.com/cert-manager/cert-manager@v1.21.2
+K8S_KEDA := github.com/kedacore/keda/v2@v2.21.0
+
+.PHONY: kubernetes-setup test-kubernetes kubernetes-lint
+
+kubernetes-setup:
+	mkdir -p $(K8S_BIN) $(K8S_CRDS)
+	cd $(K8S_DIR) && $(GO) build -o $(K8S_BIN)/ k8s.io/kubernetes/cmd/kube-apiserver \
+	  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
+	cd $(K8S_DIR) && $(GO) build -o $(K8S_BIN)/etcd go.etcd.io/etcd/server/v3
+	cd bindings-go/examples/controller && $(GO) build -o $(K8S_BIN)/scale-units-controller .
+	cd $(K8S_TARGET)/kubernetes && \
+	  cm=$$($(GO) mod download -json $(K8S_CERT_MANAGER) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
+	  keda=$$($(GO) mod download -json $(K8S_KEDA) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
+	  test -n "$$cm" && test -n "$$keda" && \
+	  install -m 644 $$cm/deploy/crds/cert-manager.io_*.yaml $$keda/config/crd/bases/keda.sh_*.yaml $(K8S_CRDS)/
+
+kubernetes-lint:
+	test -z "$$(gofmt -l $(K8S_DIR))" || { gofmt -l $(K8S_DIR); echo "gofmt: the files above are not formatted" >&2; exit 1; }
+	cd $(K8S_DIR) && $(GO) vet ./...
+
+test-kubernetes: component kubernetes-setup kubernetes-lint
+	$(CARGO) build --locked -p scale-units-cli
+	cd $(K8S_DIR) && SCALE_UNITS_BIN=$(K8S_TARGET)/debug/scale-units SCALE_UNITS_KUBERNETES_BIN=$(K8S_BIN) \
+	  SCALE_UNITS_KUBERNETES_CRDS=$(K8S_CRDS) $(GO) test -count=1 -timeout 30m ./...
+
+.DEFAULT_GOAL := $(K8S_SAVED_DEFAULT_GOAL)

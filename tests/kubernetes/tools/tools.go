@@ -1,0 +1,12 @@
+//go:build tools
+
+// Package tools pins the control-plane commands that `make kubernetes-setup` builds from this
+// module (kube-apiserver, kube-controller-manager, kubectl and etcd), so `go mod tidy` keeps them.
+package tools
+
+import (
+	_ "go.etcd.io/etcd/server/v3"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
