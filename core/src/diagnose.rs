@@ -14,7 +14,6 @@
 //! word of its vocabulary is the exception: it is read as that word, and the hint says so.
 
 use std::collections::BTreeSet;
-use std::convert::Infallible;
 use std::fmt;
 
 use serde::Serialize;
@@ -257,37 +256,80 @@ pub(crate) trait Sink {
     fn collects(&self) -> bool;
 }
 
-/// The SPEC's path: the first fault is the error.
-pub(crate) struct First;
+/// Where the checks report, as one type so that every reader and check is compiled once for
+/// both paths (with a type per path the component carried each of them twice: BENCHMARKS.md,
+/// "One instantiation of the checks").
+#[derive(Debug)]
+pub(crate) enum Report {
+    /// The SPEC's path: the first fault is the error.
+    First,
+    /// The diagnosis's path: every fault, with its hint.
+    Collect(Collect),
+}
 
-impl Sink for First {
+/// The SPEC's path, as the checks are called with it (`&mut First`).
+pub(crate) use Report::First;
+
+impl Report {
+    /// A report that collects every fault.
+    pub(crate) fn collecting() -> Self {
+        Self::Collect(Collect::default())
+    }
+
+    /// The faults collected, in the order they were found (none on the SPEC's path, which
+    /// stops at the first).
+    pub(crate) fn into_diagnosis(self) -> Diagnosis {
+        match self {
+            Self::First => Diagnosis::default(),
+            Self::Collect(collect) => collect.into_diagnosis(),
+        }
+    }
+}
+
+impl Sink for Report {
     type Stop = EvaluationError;
 
-    #[inline(always)]
+    #[inline]
     fn fault(
         &mut self,
         error: impl FnOnce() -> EvaluationError,
-        _: impl FnOnce(&Notes) -> Option<String>,
+        hint: impl FnOnce(&Notes) -> Option<String>,
     ) -> Result<(), EvaluationError> {
-        Err(error())
+        match self {
+            Self::First => Err(error()),
+            Self::Collect(collect) => {
+                collect.fault(error, hint);
+                Ok(())
+            }
+        }
     }
 
-    #[inline(always)]
+    #[inline]
     fn unreadable(
         &mut self,
-        _: &Path<'_>,
+        path: &Path<'_>,
         error: impl FnOnce() -> EvaluationError,
-        _: impl FnOnce(&Notes) -> Option<String>,
+        hint: impl FnOnce(&Notes) -> Option<String>,
     ) -> Result<(), EvaluationError> {
-        Err(error())
+        match self {
+            Self::First => Err(error()),
+            Self::Collect(collect) => {
+                collect.unreadable(path, error, hint);
+                Ok(())
+            }
+        }
     }
 
-    #[inline(always)]
-    fn defaulted(&mut self, _: &Path<'_>) {}
+    #[inline]
+    fn defaulted(&mut self, path: &Path<'_>) {
+        if let Self::Collect(collect) = self {
+            collect.notes.defaulted.insert(path.render());
+        }
+    }
 
-    #[inline(always)]
+    #[inline]
     fn collects(&self) -> bool {
-        false
+        matches!(self, Self::Collect(_))
     }
 }
 
@@ -314,23 +356,16 @@ impl Collect {
     }
 
     /// The faults collected, in the order they were found.
-    pub(crate) fn into_diagnosis(self) -> Diagnosis {
+    fn into_diagnosis(self) -> Diagnosis {
         Diagnosis { faults: self.faults, omitted: self.omitted }
     }
 }
 
-impl Sink for Collect {
-    type Stop = Infallible;
-
-    fn fault(
-        &mut self,
-        error: impl FnOnce() -> EvaluationError,
-        hint: impl FnOnce(&Notes) -> Option<String>,
-    ) -> Result<(), Infallible> {
+impl Collect {
+    fn fault(&mut self, error: impl FnOnce() -> EvaluationError, hint: impl FnOnce(&Notes) -> Option<String>) {
         if let Some(hint) = hint(&self.notes) {
             self.push(error(), hint);
         }
-        Ok(())
     }
 
     fn unreadable(
@@ -338,22 +373,13 @@ impl Sink for Collect {
         path: &Path<'_>,
         error: impl FnOnce() -> EvaluationError,
         hint: impl FnOnce(&Notes) -> Option<String>,
-    ) -> Result<(), Infallible> {
+    ) {
         // Judged before the path is marked: a value below an unreadable one is not reported.
         let judged = hint(&self.notes);
         self.notes.unreadable.insert(path.render());
         if let Some(hint) = judged {
             self.push(error(), hint);
         }
-        Ok(())
-    }
-
-    fn defaulted(&mut self, path: &Path<'_>) {
-        self.notes.defaulted.insert(path.render());
-    }
-
-    fn collects(&self) -> bool {
-        true
     }
 }
 

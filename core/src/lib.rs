@@ -22,7 +22,7 @@ mod validate;
 mod vocab;
 mod wit_bridge;
 
-use diagnose::{Collect, First};
+use diagnose::{First, Report};
 
 pub use cache::ContractCache;
 pub use canonical::{Canon, content_digest};
@@ -211,12 +211,14 @@ pub fn validate_contract_json(contract: &str) -> Result<ContractIdentity, Evalua
 ///
 /// Never fails: bad input of any kind is what a diagnosis describes.
 pub fn diagnose_request_json(request: &str) -> Diagnosis {
-    let mut sink = Collect::default();
-    let Some(tree) = infallible(json::parse_in(request, "request", &mut sink)) else {
+    let mut sink = Report::collecting();
+    // A collecting report never stops the checks: each step's `Err` cannot happen.
+    let Ok(Some(tree)) = json::parse_in(request, "request", &mut sink) else {
         return sink.into_diagnosis();
     };
-    let typed = infallible(parse::request(&tree, &mut sink));
-    infallible(validate::request_in(&mut sink, &typed));
+    if let Ok(typed) = parse::request(&tree, &mut sink) {
+        let _ = validate::request_in(&mut sink, &typed);
+    }
     sink.into_diagnosis()
 }
 
@@ -226,27 +228,29 @@ pub fn diagnose_request_json(request: &str) -> Diagnosis {
 ///
 /// Never fails: bad input of any kind is what a diagnosis describes.
 pub fn diagnose_contract_json(contract: &str) -> Diagnosis {
-    let mut sink = Collect::default();
-    let Some(tree) = infallible(json::parse_in(contract, "contract", &mut sink)) else {
+    let mut sink = Report::collecting();
+    // A collecting report never stops the checks: each step's `Err` cannot happen.
+    let Ok(Some(tree)) = json::parse_in(contract, "contract", &mut sink) else {
         return sink.into_diagnosis();
     };
-    let typed = infallible(parse::contract(&tree, &json::Path::Root, &mut sink));
-    infallible(validate::contract_in(&mut sink, &typed, &json::Path::Root));
+    if let Ok(typed) = parse::contract(&tree, &json::Path::Root, &mut sink) {
+        let _ = validate::contract_in(&mut sink, &typed, &json::Path::Root);
+    }
     sink.into_diagnosis()
 }
 
 /// Every fault of a typed request; the first is exactly the error [`evaluate`] returns. A typed
 /// request has no JSON-level faults and no omitted fields, so its hints never speak of defaults.
 pub fn diagnose_request(request: &EvaluationRequest) -> Diagnosis {
-    let mut sink = Collect::default();
-    infallible(validate::request_in(&mut sink, request));
+    let mut sink = Report::collecting();
+    let _ = validate::request_in(&mut sink, request);
     sink.into_diagnosis()
 }
 
 /// Every fault of a typed contract; the first is exactly the error [`validate_contract`] returns.
 pub fn diagnose_contract(contract: &ScaleUnitContract) -> Diagnosis {
-    let mut sink = Collect::default();
-    infallible(validate::contract_in(&mut sink, contract, &json::Path::Root));
+    let mut sink = Report::collecting();
+    let _ = validate::contract_in(&mut sink, contract, &json::Path::Root);
     sink.into_diagnosis()
 }
 
@@ -254,14 +258,6 @@ pub fn diagnose_contract(contract: &ScaleUnitContract) -> Diagnosis {
 /// `{"faults":[{"code","message","path","hint"}, …],"omitted":0}` (see [`Diagnosis::to_json`]).
 pub fn diagnosis_to_json(diagnosis: &Diagnosis) -> String {
     diagnosis.to_json()
-}
-
-/// The value of a check that cannot stop.
-fn infallible<T>(result: Result<T, std::convert::Infallible>) -> T {
-    match result {
-        Ok(value) => value,
-        Err(never) => match never {},
-    }
 }
 
 /// The canonical JSON text of a contract's identity object (SPEC §8): what `contract_id` is the
