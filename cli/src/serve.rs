@@ -17,6 +17,8 @@ use scale_units_server::webhook::tls::TlsFiles;
 
 use crate::Failure;
 
+mod envoy;
+
 const AFTER_HELP: &str = "\
 A listener outside loopback needs a token for pushes and reads (--token-file, or --push-token-file \
 and --read-token-file), and then evaluation needs the read token too; a KEDA listener outside \
@@ -208,6 +210,9 @@ pub(crate) struct ServeArgs {
     /// listener; past it a new one is closed when accepted.
     #[arg(long, value_name = "N", default_value_t = 64)]
     max_connections_per_peer: usize,
+    // Envoy's ext_authz listener (issue 26).
+    #[command(flatten)]
+    envoy: envoy::EnvoyArgs,
 }
 
 /// `--audit-mode`.
@@ -251,6 +256,7 @@ struct ServeOptions {
     audit_mode: AuditMode,
     audit_timeout: Duration,
     audit_buffer: usize,
+    envoy: envoy::EnvoyArgs,
 }
 
 /// Runs `scale-units serve ARGS`; returns the exit code.
@@ -303,6 +309,7 @@ fn check_usage(options: &ServeOptions) -> Result<(), String> {
             ));
         }
     }
+    options.envoy.check(options.units.is_some())?;
     if !options.listen.ip().is_loopback() {
         let push = options.push_token.is_some() || options.token.is_some();
         let read = options.read_token.is_some() || options.token.is_some();
@@ -433,6 +440,8 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         _ => None,
     };
 
+    let envoy = options.envoy.bind(config.units.as_ref(), &config, &audit).await?;
+
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|error| Failure::Host(format!("cannot listen on {}: {error}", options.listen)))?;
@@ -461,6 +470,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
         }
         None => None,
     };
+    let envoy = envoy::spawn(envoy, signalled(signal_rx.clone()))?;
     out!("listening on {address}");
     let drain_timeout = config.drain_timeout;
     let report = Service::new(registry, config)
@@ -481,6 +491,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
             }
         },
     };
+    let envoy_drained = envoy::join(envoy).await;
     // A stalled reader must not keep the process from exiting: the flush waits at most the drain
     // timeout, then what is still queued is lost (and said so).
     let flushed = audit.flush(drain_timeout).await;
@@ -492,7 +503,7 @@ async fn serve(options: ServeOptions) -> Result<u8, Failure> {
             audit.queued()
         );
     }
-    Ok(if report.drained && keda_drained && flushed { 0 } else { crate::exit::FAILURE })
+    Ok(if report.drained && keda_drained && envoy_drained && flushed { 0 } else { crate::exit::FAILURE })
 }
 
 fn options(args: ServeArgs) -> Result<ServeOptions, String> {
@@ -602,6 +613,7 @@ fn options(args: ServeArgs) -> Result<ServeOptions, String> {
         },
         audit_timeout: millis(args.audit_timeout_ms).max(Duration::from_millis(1)),
         audit_buffer: args.audit_buffer_lines.max(1),
+        envoy: args.envoy,
     })
 }
 

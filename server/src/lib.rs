@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod collect;
+pub mod envoy;
 pub mod keda;
 pub mod listen;
 pub mod service;
