@@ -272,7 +272,7 @@ impl Route {
         if parts.len() != self.segments.len() {
             return None;
         }
-        let mut values = BTreeMap::new();
+        let mut values: BTreeMap<&str, &str> = BTreeMap::new();
         for (segment, part) in self.segments.iter().zip(&parts) {
             match segment {
                 Segment::Literal(literal) => {
@@ -285,7 +285,7 @@ impl Route {
                     if value.is_empty() {
                         return None;
                     }
-                    values.insert(name.as_str(), *value);
+                    values.insert(name.as_str(), value);
                 }
             }
         }
@@ -389,7 +389,7 @@ mod tests {
     #[test]
     fn faults_are_reported_at_their_path() {
         let cases = [
-            ("routes:\n  - preset: docker\n    colour: red\n", "routes[0]", "unknown field"),
+            ("routes:\n  - preset: docker\n    colour: red\n", "routes[0].colour", "unknown field"),
             ("routes:\n  - preset: swarm\n", "routes[0].preset", "unknown variant"),
             ("routes:\n  - methods: [POST]\n    path: /a/{x}\n    unit: \"ns/{y}\"\n    replicas: /n\n", "routes[0].unit", "not a variable"),
             ("routes:\n  - methods: [POST]\n    path: a/{x}\n    unit: \"ns/{x}\"\n    replicas: /n\n", "routes[0].path", "start with /"),
