@@ -15,7 +15,7 @@
 )]
 
 mod binary;
-mod envoy;
+mod proxy;
 #[path = "../../server/tests/kubernetes/mod.rs"]
 mod kubernetes;
 #[path = "../../server/tests/support/mod.rs"]
@@ -24,7 +24,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use envoy::{Actuator, Envoy, request};
+use proxy::{Actuator, Envoy, request};
 use kubernetes::{gateway_contract, gateway_push, safety, temp_dir, write_contract};
 use serde_json::{Value, json};
 use support::Client;
@@ -65,7 +65,7 @@ fn docker_update(replicas: Value) -> Vec<u8> {
 }
 
 /// Asserts a refusal from scale-units (403, JSON, the reason) and returns its body.
-fn refused(response: &envoy::Response, reason: &str) -> Value {
+fn refused(response: &proxy::Response, reason: &str) -> Value {
     assert_eq!(response.status, 403, "{response:?}");
     assert_eq!(response.headers.get("content-type").map(String::as_str), Some("application/json"), "{response:?}");
     let body = response.json();
@@ -114,12 +114,16 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
     let id = allowed.headers.get("x-scale-units-decision").cloned().expect("the decision id header");
     assert_eq!(allowed.headers.get("x-scale-units-unit").map(String::as_str), Some("default/web"));
     assert!(allowed.headers.get("x-scale-units-reasons").is_some_and(|r| !r.is_empty()), "{allowed:?}");
-    // The admitted count is the unit's count at once; the collector pushes 3 again (the actuator
-    // has not applied it yet): the same step again is held for the cooldown.
+    // The admitted count is the unit's count at once, even when the collector pushes 3 again (the
+    // actuator has not applied it yet): the same call again is no change (allowed, nothing
+    // recorded), and the next step up is held for the cooldown the admission started.
     push(&mut client, "default/web", &gateway_push(640));
-    let again =
-        refused(&request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(5))), "decision_hold");
-    assert!(again["reasons"].to_string().contains("cooldown"), "{again}");
+    let repeated = request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(5)));
+    assert_eq!(repeated.status, 200, "{repeated:?}");
+    let next =
+        refused(&request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(7))), "decision_hold");
+    assert_eq!((next["from_replicas"].as_u64(), next["to_replicas"].as_u64()), (Some(5), Some(7)), "{next}");
+    assert!(next["reasons"].to_string().contains("cooldown"), "{next}");
     let unit = client.get("/v1/units/default/web").unwrap().json();
     assert_eq!(unit["last_action"]["source"], "admission", "recorded like an admission: {unit}");
 
@@ -139,7 +143,7 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
     large["Labels"]["padding"] = json!("x".repeat(100_000));
     refused(&request(proxy.address, "POST", "/v1.45/services/web/update", large.to_string().as_bytes()), "body_too_large");
 
-    // The actuator saw the two calls that are not scale calls and the one allowed update.
+    // The actuator saw the two calls that are not scale calls and the two allowed updates.
     let received = actuator.received();
     let seen: Vec<(&str, &str)> = received.iter().map(|r| (r.method.as_str(), r.path.as_str())).collect();
     assert_eq!(
@@ -147,7 +151,8 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
         [
             ("GET", "/v1.45/services?filters=%7B%7D"),
             ("POST", "/v1.45/containers/abc/start"),
-            ("POST", "/v1.45/services/web/update?version=7")
+            ("POST", "/v1.45/services/web/update?version=7"),
+            ("POST", "/v1.45/services/web/update")
         ],
         "{received:?}"
     );

@@ -12,7 +12,7 @@
 )]
 
 mod binary;
-mod envoy;
+mod proxy;
 #[path = "../../server/tests/kubernetes/mod.rs"]
 mod kubernetes;
 #[path = "../../server/tests/support/mod.rs"]
@@ -21,7 +21,7 @@ mod support;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use envoy::{Actuator, Envoy, Prometheus, request};
+use proxy::{Actuator, Envoy, Prometheus, request};
 use kubernetes::{gateway_contract, temp_dir, write_contract};
 use serde_json::json;
 use support::Client;
@@ -78,7 +78,7 @@ fn envoys_in_flight_gauge_through_prometheus_makes_the_unit_scale_up() {
 
     let actuator = Actuator::start();
     // Envoy first (Prometheus needs its admin port), asking a service that starts just after.
-    let authz_port = envoy::free_port();
+    let authz_port = proxy::free_port();
     let proxy = Envoy::start(std::net::SocketAddr::from(([127, 0, 0, 1], authz_port)), actuator.address);
     let rules = "groups:\n  - name: envoy\n    rules:\n      - alert: EnvoyOverloaded\n        expr: envoy_server_state > 10\n";
     let prometheus = Prometheus::start(&dir.join("prometheus"), proxy.admin, rules);
