@@ -15,17 +15,17 @@
 )]
 
 mod binary;
-mod proxy;
 #[path = "../../server/tests/kubernetes/mod.rs"]
 mod kubernetes;
+mod proxy;
 #[path = "../../server/tests/support/mod.rs"]
 mod support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use proxy::{Actuator, Envoy, request};
 use kubernetes::{gateway_contract, gateway_push, safety, temp_dir, write_contract};
+use proxy::{Actuator, Envoy, request};
 use serde_json::{Value, json};
 use support::Client;
 
@@ -43,7 +43,8 @@ fn contracts(dir: &Path, units: &[&str]) -> std::path::PathBuf {
 }
 
 fn push(client: &mut Client, unit: &str, body: &Value) {
-    let reply = client.send("PUT", &format!("/v1/units/{unit}/observations"), &[], body.to_string().as_bytes()).unwrap();
+    let reply =
+        client.send("PUT", &format!("/v1/units/{unit}/observations"), &[], body.to_string().as_bytes()).unwrap();
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 
@@ -101,7 +102,10 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
 
     wait_for_action(&mut client, "default/web", "scale_up");
     // Past the decision: refused with the reasons, the numbers and the decision id.
-    let past = refused(&request(proxy.address, "POST", "/v1.45/services/web/update?version=7", &docker_update(json!(8))), "past_desired");
+    let past = refused(
+        &request(proxy.address, "POST", "/v1.45/services/web/update?version=7", &docker_update(json!(8))),
+        "past_desired",
+    );
     assert_eq!((past["from_replicas"].as_u64(), past["to_replicas"].as_u64()), (Some(3), Some(8)), "{past}");
     assert_eq!(past["desired_replicas"], 5, "{past}");
     assert!(past["decision_id"].as_str().is_some_and(|id| !id.is_empty()), "{past}");
@@ -120,8 +124,10 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
     push(&mut client, "default/web", &gateway_push(640));
     let repeated = request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(5)));
     assert_eq!(repeated.status, 200, "{repeated:?}");
-    let next =
-        refused(&request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(7))), "decision_hold");
+    let next = refused(
+        &request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(7))),
+        "decision_hold",
+    );
     assert_eq!((next["from_replicas"].as_u64(), next["to_replicas"].as_u64()), (Some(5), Some(7)), "{next}");
     assert!(next["reasons"].to_string().contains("cooldown"), "{next}");
     let unit = client.get("/v1/units/default/web").unwrap().json();
@@ -133,15 +139,30 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
         refused(&request(proxy.address, "POST", "/v1.45/services/frozen/update", &body), "decision_blocked");
     }
     // Bad calls are refused with their cause.
-    let ghost = refused(&request(proxy.address, "POST", "/v1.45/services/ghost/update", &docker_update(json!(5))), "unknown_unit");
+    let ghost = refused(
+        &request(proxy.address, "POST", "/v1.45/services/ghost/update", &docker_update(json!(5))),
+        "unknown_unit",
+    );
     assert!(ghost["message"].as_str().unwrap().contains("default/ghost has no scale-unit contract"), "{ghost}");
     refused(&request(proxy.address, "POST", "/v1.45/services/web/update", b"{\"Mode\": {"), "body_not_json");
-    refused(&request(proxy.address, "POST", "/v1.45/services/web/update", b"{\"Mode\": {\"Global\": {}}}"), "count_missing");
-    refused(&request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!("5"))), "count_not_integer");
-    refused(&request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(-1))), "count_not_integer");
+    refused(
+        &request(proxy.address, "POST", "/v1.45/services/web/update", b"{\"Mode\": {\"Global\": {}}}"),
+        "count_missing",
+    );
+    refused(
+        &request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!("5"))),
+        "count_not_integer",
+    );
+    refused(
+        &request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(-1))),
+        "count_not_integer",
+    );
     let mut large = json!({"Mode": {"Replicated": {"Replicas": 5}}, "Labels": {}});
     large["Labels"]["padding"] = json!("x".repeat(100_000));
-    refused(&request(proxy.address, "POST", "/v1.45/services/web/update", large.to_string().as_bytes()), "body_too_large");
+    refused(
+        &request(proxy.address, "POST", "/v1.45/services/web/update", large.to_string().as_bytes()),
+        "body_too_large",
+    );
 
     // The actuator saw the two calls that are not scale calls and the two allowed updates.
     let received = actuator.received();

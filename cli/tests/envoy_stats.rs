@@ -12,17 +12,17 @@
 )]
 
 mod binary;
-mod proxy;
 #[path = "../../server/tests/kubernetes/mod.rs"]
 mod kubernetes;
+mod proxy;
 #[path = "../../server/tests/support/mod.rs"]
 mod support;
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use proxy::{Actuator, Envoy, Prometheus, request};
 use kubernetes::{gateway_contract, temp_dir, write_contract};
+use proxy::{Actuator, Envoy, Prometheus, request};
 use serde_json::json;
 use support::Client;
 
@@ -80,7 +80,8 @@ fn envoys_in_flight_gauge_through_prometheus_makes_the_unit_scale_up() {
     // Envoy first (Prometheus needs its admin port), asking a service that starts just after.
     let authz_port = proxy::free_port();
     let proxy = Envoy::start(std::net::SocketAddr::from(([127, 0, 0, 1], authz_port)), actuator.address);
-    let rules = "groups:\n  - name: envoy\n    rules:\n      - alert: EnvoyOverloaded\n        expr: envoy_server_state > 10\n";
+    let rules =
+        "groups:\n  - name: envoy\n    rules:\n      - alert: EnvoyOverloaded\n        expr: envoy_server_state > 10\n";
     let prometheus = Prometheus::start(&dir.join("prometheus"), proxy.admin, rules);
     std::fs::write(units.join("default.gateway.sources.yaml"), sources(prometheus.port)).unwrap();
     let serve = binary::Serve::new(["--listen", "127.0.0.1:0", "--collect-interval-ms", "300", "--units"])
@@ -113,7 +114,11 @@ fn envoys_in_flight_gauge_through_prometheus_makes_the_unit_scale_up() {
     let busy = wait_for("scale_up from Envoy's gauge", || unit().filter(|u| u["decision"]["action"] == "scale_up"));
     let signal = busy["evidence"]["signal"]["value"].as_u64().unwrap();
     assert!((31..=60).contains(&signal), "the in-flight gauge rose with the load: {busy}");
-    assert_eq!((busy["decision"]["current_replicas"].as_u64(), busy["decision"]["desired_replicas"].as_u64()), (Some(3), Some(5)), "{busy}");
+    assert_eq!(
+        (busy["decision"]["current_replicas"].as_u64(), busy["decision"]["desired_replicas"].as_u64()),
+        (Some(3), Some(5)),
+        "{busy}"
+    );
     assert!(busy["evidence"]["signal"]["source_ref"].as_str().unwrap().starts_with("prometheus.local:"), "{busy}");
 
     actuator.hold.store(false, Ordering::SeqCst);

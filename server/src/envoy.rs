@@ -31,12 +31,12 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
+use envoy_types::pb::envoy::config::core::v3::address::Address;
 use envoy_types::pb::envoy::config::core::v3::{HeaderValue, HeaderValueOption};
-use envoy_types::pb::envoy::r#type::v3::HttpStatus;
 use envoy_types::pb::envoy::service::auth::v3::authorization_server::{Authorization, AuthorizationServer};
 use envoy_types::pb::envoy::service::auth::v3::check_response::HttpResponse;
 use envoy_types::pb::envoy::service::auth::v3::{CheckRequest, CheckResponse, DeniedHttpResponse, OkHttpResponse};
-use envoy_types::pb::envoy::config::core::v3::address::Address;
+use envoy_types::pb::envoy::r#type::v3::HttpStatus;
 use envoy_types::pb::google::rpc;
 use tokio::net::TcpListener;
 use tonic::{Request, Response, Status};
@@ -90,13 +90,13 @@ impl Default for EnvoyConfig {
 /// # Errors
 /// [`RoutesError`]: the file cannot be read (path empty), or its document is refused.
 pub fn load_routes(path: &Path) -> Result<Routes, RoutesError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| RoutesError { path: String::new(), message: format!("cannot read {}: {error}", path.display()) })?;
+    let text = std::fs::read_to_string(path).map_err(|error| RoutesError {
+        path: String::new(),
+        message: format!("cannot read {}: {error}", path.display()),
+    })?;
     let yaml = path.extension().is_none_or(|extension| extension != "json");
-    Routes::parse(&text, yaml).map_err(|error| RoutesError {
-        path: error.path,
-        message: format!("{}: {}", path.display(), error.message),
-    })
+    Routes::parse(&text, yaml)
+        .map_err(|error| RoutesError { path: error.path, message: format!("{}: {}", path.display(), error.message) })
 }
 
 fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
@@ -257,14 +257,12 @@ impl Authorization for EnvoyAuthorizer {
         let peer = request.extensions().get::<Peer>().cloned();
         let request = request.into_inner();
         let attributes = request.attributes.unwrap_or_default();
-        let client = attributes
-            .source
-            .and_then(|source| source.address)
-            .and_then(|address| address.address)
-            .and_then(|address| match address {
+        let client = attributes.source.and_then(|source| source.address).and_then(|address| address.address).and_then(
+            |address| match address {
                 Address::SocketAddress(socket) => Some(format!("{}", socket.address)),
                 _ => None,
-            });
+            },
+        );
         let Some(http) = attributes.request.and_then(|request| request.http) else {
             return Err(Status::invalid_argument("the check request carries no HTTP request"));
         };

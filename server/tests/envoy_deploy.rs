@@ -41,7 +41,8 @@ fn the_bootstrap_fails_closed_sends_the_body_and_asks_scale_units_over_http2() {
     let cluster = authz["grpc_service"]["envoy_grpc"]["cluster_name"].as_str().unwrap();
     let clusters = bootstrap["static_resources"]["clusters"].as_array().unwrap();
     let scale_units = clusters.iter().find(|c| c["name"] == cluster).unwrap();
-    let options = &scale_units["typed_extension_protocol_options"]["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"];
+    let options =
+        &scale_units["typed_extension_protocol_options"]["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"];
     assert!(options["explicit_http_config"]["http2_protocol_options"].is_object(), "gRPC needs HTTP/2");
 }
 
@@ -56,7 +57,10 @@ fn the_istio_provider_fails_closed_and_sends_the_body() {
     assert_eq!(grpc["includeRequestBodyInCheck"]["allowPartialMessage"], true);
     assert_eq!(grpc["includeRequestBodyInCheck"]["packAsBytes"], true);
     let policy = &documents[1];
-    assert_eq!((policy["apiVersion"].as_str(), policy["kind"].as_str()), (Some("security.istio.io/v1"), Some("AuthorizationPolicy")));
+    assert_eq!(
+        (policy["apiVersion"].as_str(), policy["kind"].as_str()),
+        (Some("security.istio.io/v1"), Some("AuthorizationPolicy"))
+    );
     assert_eq!(policy["spec"]["action"], "CUSTOM");
     assert_eq!(policy["spec"]["provider"]["name"], provider["name"]);
 }
@@ -65,7 +69,10 @@ fn the_istio_provider_fails_closed_and_sends_the_body() {
 fn the_envoy_gateway_policy_fails_closed_and_sends_the_body() {
     let documents = documents("envoy-gateway-security-policy.yaml");
     let policy = &documents[0];
-    assert_eq!((policy["apiVersion"].as_str(), policy["kind"].as_str()), (Some("gateway.envoyproxy.io/v1alpha1"), Some("SecurityPolicy")));
+    assert_eq!(
+        (policy["apiVersion"].as_str(), policy["kind"].as_str()),
+        (Some("gateway.envoyproxy.io/v1alpha1"), Some("SecurityPolicy"))
+    );
     let auth = &policy["spec"]["extAuth"];
     assert_eq!(auth["failOpen"], false);
     assert!(auth["bodyToExtAuth"]["maxRequestBytes"].as_u64().is_some());

@@ -102,7 +102,8 @@ fn serve_connection(stream: TcpStream, log: &Mutex<Vec<Received>>, hold: &Atomic
             std::thread::sleep(Duration::from_millis(20));
         }
         let answer = b"{\"ok\":true}";
-        let reply = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", answer.len());
+        let reply =
+            format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", answer.len());
         if writer.write_all(reply.as_bytes()).and_then(|()| writer.write_all(answer)).is_err() {
             return;
         }
@@ -186,8 +187,8 @@ pub struct Envoy {
 impl Envoy {
     /// Envoy in front of `actuator`, asking `ext_authz` (scale-units' `--envoy-listen`).
     pub fn start(ext_authz: SocketAddr, actuator: SocketAddr) -> Self {
-        let template = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/envoy/envoy.yaml"))
-            .unwrap();
+        let template =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/envoy/envoy.yaml")).unwrap();
         let (listen, admin) = (free_port(), free_port());
         let mut config = template;
         for (from, to) in [

@@ -72,7 +72,10 @@ fn requested_count(http: &HttpRequest, call: &ScaleCall) -> Result<u64, Refusal>
         return Err(refusal("count_missing", format!("the body has no replica count at {}", call.replicas)));
     };
     count.as_u64().ok_or_else(|| {
-        refusal("count_not_integer", format!("the replica count at {} is {count}, not a non-negative integer", call.replicas))
+        refusal(
+            "count_not_integer",
+            format!("the replica count at {} is {count}, not a non-negative integer", call.replicas),
+        )
     })
 }
 
@@ -146,12 +149,10 @@ pub async fn check(
     let reasons: Vec<String> = decision.reasons.iter().map(|reason| reason.as_str().to_owned()).collect();
     let (action, desired) = (decision.action.as_str(), decision.desired_replicas);
     // A unit with a decision has a contract; its bounds were read a moment before.
-    let bounds = units
-        .bounds(&key)
-        .map_or(Bounds { min_replicas: 0, max_replicas: u64::MAX }, |(min_replicas, max_replicas)| Bounds {
-            min_replicas,
-            max_replicas,
-        });
+    let bounds = units.bounds(&key).map_or(
+        Bounds { min_replicas: 0, max_replicas: u64::MAX },
+        |(min_replicas, max_replicas)| Bounds { min_replicas, max_replicas },
+    );
     let verdict: GateVerdict = gate::judge(Evaluated::Decided { decision, bounds }, to, ChangeKind::Scale);
     let from = verdict.from_replicas.unwrap_or_default();
     if let Some(detail) = detail.as_object_mut() {

@@ -73,8 +73,18 @@ impl Preset {
             ],
             Self::Nomad => &[(&["POST", "PUT"], "/v1/job/{job}/scale", "default/{job}", "/Count")],
             Self::Kubernetes => &[
-                (&["PUT", "PATCH"], "/apis/apps/v1/namespaces/{ns}/deployments/{name}/scale", "{ns}/{name}", "/spec/replicas"),
-                (&["PUT", "PATCH"], "/apis/apps/v1/namespaces/{ns}/statefulsets/{name}/scale", "{ns}/{name}", "/spec/replicas"),
+                (
+                    &["PUT", "PATCH"],
+                    "/apis/apps/v1/namespaces/{ns}/deployments/{name}/scale",
+                    "{ns}/{name}",
+                    "/spec/replicas",
+                ),
+                (
+                    &["PUT", "PATCH"],
+                    "/apis/apps/v1/namespaces/{ns}/statefulsets/{name}/scale",
+                    "{ns}/{name}",
+                    "/spec/replicas",
+                ),
             ],
         }
     }
@@ -141,7 +151,8 @@ impl Routes {
         for preset in [Preset::Docker, Preset::Nomad, Preset::Kubernetes] {
             for (methods, path, unit, pointer) in preset.routes() {
                 // INVARIANT: the presets' patterns and templates are valid (tested below).
-                if let Ok(route) = Route::new(methods.iter().map(|m| (*m).to_owned()).collect(), path, unit, pointer, "")
+                if let Ok(route) =
+                    Route::new(methods.iter().map(|m| (*m).to_owned()).collect(), path, unit, pointer, "")
                 {
                     routes.push(route);
                 }
@@ -260,7 +271,13 @@ impl Route {
         if !(pointer.starts_with('/')) {
             return Err(fault(here("replicas"), "a JSON pointer, starting with /"));
         }
-        Ok(Self { methods: upper, pattern: path.to_owned(), segments, unit: unit.to_owned(), replicas: pointer.to_owned() })
+        Ok(Self {
+            methods: upper,
+            pattern: path.to_owned(),
+            segments,
+            unit: unit.to_owned(),
+            replicas: pointer.to_owned(),
+        })
     }
 
     fn matching(&self, method: &str, path: &str) -> Option<ScaleCall> {
@@ -391,13 +408,29 @@ mod tests {
         let cases = [
             ("routes:\n  - preset: docker\n    colour: red\n", "routes[0].colour", "unknown field"),
             ("routes:\n  - preset: swarm\n", "routes[0].preset", "unknown variant"),
-            ("routes:\n  - methods: [POST]\n    path: /a/{x}\n    unit: \"ns/{y}\"\n    replicas: /n\n", "routes[0].unit", "not a variable"),
-            ("routes:\n  - methods: [POST]\n    path: a/{x}\n    unit: \"ns/{x}\"\n    replicas: /n\n", "routes[0].path", "start with /"),
+            (
+                "routes:\n  - methods: [POST]\n    path: /a/{x}\n    unit: \"ns/{y}\"\n    replicas: /n\n",
+                "routes[0].unit",
+                "not a variable",
+            ),
+            (
+                "routes:\n  - methods: [POST]\n    path: a/{x}\n    unit: \"ns/{x}\"\n    replicas: /n\n",
+                "routes[0].path",
+                "start with /",
+            ),
             ("routes:\n  - methods: [POST]\n    path: /a/{x}\n    unit: \"ns/{x}\"\n", "routes[0].replicas", "missing"),
-            ("routes:\n  - methods: [POST]\n    path: /a/{x}\n    unit: \"ns/{x}\"\n    replicas: n\n", "routes[0].replicas", "JSON pointer"),
+            (
+                "routes:\n  - methods: [POST]\n    path: /a/{x}\n    unit: \"ns/{x}\"\n    replicas: n\n",
+                "routes[0].replicas",
+                "JSON pointer",
+            ),
             ("routes:\n  - preset: nomad\n    path: /x\n", "routes[0].path", "preset has its own"),
             ("routes: []\n", "routes", "no route"),
-            ("routes:\n  - methods: [\"PO ST\"]\n    path: /a\n    unit: ns/a\n    replicas: /n\n", "routes[0].methods[0]", "letters"),
+            (
+                "routes:\n  - methods: [\"PO ST\"]\n    path: /a\n    unit: ns/a\n    replicas: /n\n",
+                "routes[0].methods[0]",
+                "letters",
+            ),
         ];
         for (text, path, words) in cases {
             let error = Routes::parse(text, true).unwrap_err();
