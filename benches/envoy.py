@@ -105,10 +105,9 @@ def wrk(port, connections, seconds, script):
         match = re.search(rf"^\s+{percent}%\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
         latency[percent] = float(match.group(1)) * UNITS[match.group(2)]
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    # A check past the filter's 0.5 s timeout is answered 503 by Envoy (fail closed): counted.
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-    if non2xx:
-        raise SystemExit(f"{non2xx.group(1)} refused requests:\n{output}")
-    return rps, latency["50"], latency["99"]
+    return rps, latency["50"], latency["99"], int(non2xx.group(1)) if non2xx else 0
 
 
 def main():
@@ -142,8 +141,8 @@ def main():
         open(script, "w").write(
             f'wrk.method = "POST"\nwrk.body = {json.dumps(body)}\nwrk.headers["content-type"] = "application/json"\n'
         )
-        print("| clients | without the check: req/s | p50 | p99 | with the check: req/s | p50 | p99 | added p50 | added p99 |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("| clients | without the check: req/s | p50 | p99 | with the check: req/s | p50 | p99 | added p50 | added p99 | refused |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for connections in (1, 16, 64):
             push(http)
             wrk(checked, connections, 2, script)  # warm-up
@@ -153,7 +152,7 @@ def main():
             print(
                 f"| {connections} | {without[0]:,.0f} | {without[1]:.2f} ms | {without[2]:.2f} ms "
                 f"| {with_check[0]:,.0f} | {with_check[1]:.2f} ms | {with_check[2]:.2f} ms "
-                f"| {with_check[1] - without[1]:+.2f} ms | {with_check[2] - without[2]:+.2f} ms |",
+                f"| {with_check[1] - without[1]:+.2f} ms | {with_check[2] - without[2]:+.2f} ms | {with_check[3]} |",
                 flush=True,
             )
     finally:
