@@ -259,7 +259,7 @@ impl Authorization for EnvoyAuthorizer {
         let attributes = request.attributes.unwrap_or_default();
         let client = attributes.source.and_then(|source| source.address).and_then(|address| address.address).and_then(
             |address| match address {
-                Address::SocketAddress(socket) => Some(format!("{}", socket.address)),
+                Address::SocketAddress(socket) => Some(socket.address),
                 _ => None,
             },
         );

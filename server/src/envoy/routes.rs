@@ -268,7 +268,7 @@ impl Route {
             segments.push(parsed);
         }
         check_template(unit, &names).map_err(|message| fault(here("unit"), message))?;
-        if !(pointer.starts_with('/')) {
+        if !pointer.starts_with('/') {
             return Err(fault(here("replicas"), "a JSON pointer, starting with /"));
         }
         Ok(Self {
