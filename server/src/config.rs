@@ -107,6 +107,20 @@ pub struct ServeConfig {
     pub keda_tls_key: Option<PathBuf>,
     /// Require KEDA to present a client certificate signed by a CA of this PEM file.
     pub keda_client_ca: Option<PathBuf>,
+    /// Also serve Envoy's external authorization (gRPC ext_authz) on this address: scale calls
+    /// through Envoy are allowed or denied by their unit's decision; needs `units`.
+    pub envoy_listen: Option<SocketAddr>,
+    /// The routes that say which requests are scale calls (YAML, or JSON by its .json
+    /// extension; reloaded when it changes). Default: the docker, nomad and kubernetes presets.
+    pub envoy_routes: Option<PathBuf>,
+    /// How often the routes file is checked for a change, in milliseconds.
+    pub envoy_routes_interval_ms: u64,
+    /// Serve ext_authz over TLS with this PEM certificate chain; needs `envoy_tls_key`.
+    pub envoy_tls_cert: Option<PathBuf>,
+    /// The Envoy listener's PEM private key.
+    pub envoy_tls_key: Option<PathBuf>,
+    /// Require Envoy to present a client certificate signed by a CA of this PEM file.
+    pub envoy_client_ca: Option<PathBuf>,
     /// Members of these groups may override a webhook denial (break glass); the flag
     /// `--override-group`, repeated.
     pub override_groups: Vec<String>,
@@ -201,6 +215,12 @@ impl Default for ServeConfig {
             keda_tls_cert: None,
             keda_tls_key: None,
             keda_client_ca: None,
+            envoy_listen: None,
+            envoy_routes: None,
+            envoy_routes_interval_ms: 2000,
+            envoy_tls_cert: None,
+            envoy_tls_key: None,
+            envoy_client_ca: None,
             override_groups: Vec::new(),
             audit_log: PathBuf::from("-"),
             audit_mode: AuditModeConfig::Batch,
@@ -333,6 +353,10 @@ pub struct CheckedConfig {
     pub(crate) keda_stream_interval: Duration,
     pub(crate) keda_max_streams: usize,
     pub(crate) keda_tls: Option<TlsFiles>,
+    pub(crate) envoy_listen: Option<SocketAddr>,
+    pub(crate) envoy_routes: Option<PathBuf>,
+    pub(crate) envoy_routes_interval: Duration,
+    pub(crate) envoy_tls: Option<TlsFiles>,
     pub(crate) audit_log: PathBuf,
     pub(crate) audit_summary: Duration,
     pub(crate) audit_mode: AuditMode,

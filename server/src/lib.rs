@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod collect;
 pub mod config;
+pub mod envoy;
 pub mod keda;
 pub mod listen;
 pub mod server;

@@ -24,6 +24,7 @@ use tokio::sync::watch;
 use crate::audit::AuditLog;
 use crate::collect::Collector;
 use crate::config::{CheckedConfig, ConfigError};
+use crate::envoy::{EnvoyAuthorizer, EnvoyConfig};
 use crate::keda::{KedaConfig, KedaScaler};
 use crate::service::{Service, ServiceConfig};
 use crate::units::Units;
@@ -196,7 +197,27 @@ impl Server {
                 .await?,
             );
         }
-        // Further listeners (an Envoy ext_authz gate, ...) are pushed here the same way.
+        // check() made sure envoy_listen has units, and read its routes file once.
+        if let (Some(address), Some(units)) = (config.envoy_listen, &service.units) {
+            let envoy = EnvoyConfig {
+                tls: config.envoy_tls.clone(),
+                limits: service.limits,
+                audit: Some(Arc::clone(&audit)),
+                routes_file: config.envoy_routes.clone(),
+                reload_interval: config.envoy_routes_interval,
+                shutdown_delay: service.shutdown_delay,
+                drain_timeout: service.drain_timeout,
+            };
+            let authorizer =
+                EnvoyAuthorizer::new(Arc::clone(units), envoy).map_err(|error| start(error.to_string()))?;
+            extras.push(
+                extra("envoy ext_authz", address, move |listener, shutdown| {
+                    Box::pin(async move { authorizer.run(listener, shutdown).await.map_err(|error| error.to_string()) })
+                })
+                .await?,
+            );
+        }
+        // Further listeners are pushed here the same way.
 
         let listener = TcpListener::bind(config.listen)
             .await

@@ -31,10 +31,6 @@
 
 pub mod breakglass;
 mod input;
-/// The listeners' TLS moved to [`crate::listen::tls`] (it is no webhook's: every listener uses it);
-/// this path stays only so branches written before the move still build. New code names `listen::tls`.
-#[doc(hidden)]
-pub use crate::listen::tls;
 
 use kube_core::TypeMeta;
 use kube_core::admission::{AdmissionResponse, Operation};

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 pub struct Serve {
     command: Command,
     keda: bool,
+    envoy: bool,
     owned: Option<PathBuf>,
 }
 
@@ -43,7 +44,7 @@ impl Serve {
             .env_remove("SCALE_UNITS_TOKEN")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        Self { command, keda: false, owned: None }
+        Self { command, keda: false, envoy: false, owned: None }
     }
 
     /// `scale-units serve ARGS` as [`Self::new`], but its decision audit log on stdout (unless
@@ -57,7 +58,7 @@ impl Serve {
             .env_remove("SCALE_UNITS_TOKEN")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        Self { command, keda: false, owned: None }
+        Self { command, keda: false, envoy: false, owned: None }
     }
 
     /// One more argument.
@@ -81,6 +82,12 @@ impl Serve {
     /// The arguments include `--keda-listen`: its address is read first.
     pub fn keda(mut self) -> Self {
         self.keda = true;
+        self
+    }
+
+    /// The arguments include `--envoy-listen`: its address is read after KEDA's.
+    pub fn envoy(mut self) -> Self {
+        self.envoy = true;
         self
     }
 
@@ -115,8 +122,9 @@ impl Serve {
             SocketAddr::from(([127, 0, 0, 1], address.port()))
         };
         let keda = self.keda.then(|| line("keda external scaler listening on "));
+        let envoy = self.envoy.then(|| line("envoy ext_authz listening on "));
         let http = line("listening on ");
-        Served { child, http, keda, owned: self.owned, stdout }
+        Served { child, http, keda, envoy, owned: self.owned, stdout }
     }
 }
 
@@ -127,6 +135,8 @@ pub struct Served {
     pub http: SocketAddr,
     /// The KEDA listener, when started with one.
     pub keda: Option<SocketAddr>,
+    /// The Envoy ext_authz listener, when started with one.
+    pub envoy: Option<SocketAddr>,
     owned: Option<PathBuf>,
     /// The rest of the child's stdout (kept open, read by nobody unless the test does).
     pub stdout: BufReader<ChildStdout>,

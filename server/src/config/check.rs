@@ -146,6 +146,54 @@ pub(super) fn check(config: ServeConfig, spelling: Spelling) -> Result<CheckedCo
             )));
         }
     }
+    let envoy_tls = match (&config.envoy_tls_cert, &config.envoy_tls_key, &config.envoy_client_ca) {
+        (None, None, None) => None,
+        (Some(cert), Some(key), ca) => {
+            let files = TlsFiles::new(cert, key);
+            Some(match ca {
+                Some(ca) => files.client_ca(ca),
+                None => files,
+            })
+        }
+        (None, None, Some(_)) => {
+            return Err(refuse(format!(
+                "{} needs {} and {}",
+                name("envoy_client_ca"),
+                name("envoy_tls_cert"),
+                name("envoy_tls_key")
+            )));
+        }
+        _ => return Err(refuse(format!("{} and {} go together", name("envoy_tls_cert"), name("envoy_tls_key")))),
+    };
+    match config.envoy_listen {
+        None if envoy_tls.is_some() || config.envoy_routes.is_some() => {
+            return Err(refuse(format!(
+                "{} and {} need {}",
+                name("envoy_tls_cert"),
+                name("envoy_routes"),
+                name("envoy_listen")
+            )));
+        }
+        None => {}
+        Some(address) => {
+            if config.units.is_none() {
+                return Err(refuse(format!("{} needs {}", name("envoy_listen"), name("units"))));
+            }
+            // The KEDA rule: outside loopback only a caller with Envoy's client certificate may ask.
+            if !address.ip().is_loopback() && envoy_tls.as_ref().is_none_or(|tls| tls.client_ca.is_none()) {
+                return Err(refuse(format!(
+                    "{} {address} is not loopback: give {}, {} and {}",
+                    name("envoy_listen"),
+                    name("envoy_tls_cert"),
+                    name("envoy_tls_key"),
+                    name("envoy_client_ca")
+                )));
+            }
+            if let Some(path) = &config.envoy_routes {
+                crate::envoy::load_routes(path).map_err(|error| refuse_at("envoy_routes", error.to_string()))?;
+            }
+        }
+    }
     let outside_loopback = !config.listen.ip().is_loopback();
     if outside_loopback {
         let push = push_token.is_some() || token.is_some();
@@ -210,6 +258,10 @@ pub(super) fn check(config: ServeConfig, spelling: Spelling) -> Result<CheckedCo
         keda_stream_interval: at_least(config.keda_stream_interval_ms),
         keda_max_streams: config.keda_max_streams.max(1),
         keda_tls,
+        envoy_listen: config.envoy_listen,
+        envoy_routes: config.envoy_routes,
+        envoy_routes_interval: at_least(config.envoy_routes_interval_ms),
+        envoy_tls,
         audit_log: config.audit_log,
         audit_summary: millis(config.audit_summary_ms),
         audit_mode: match config.audit_mode {

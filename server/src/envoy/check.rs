@@ -1,0 +1,207 @@
+//! One `Check`: an HTTP request Envoy holds, turned into the core gate's question (SPEC §12) and
+//! the answer back.
+
+use envoy_types::pb::envoy::service::auth::v3::attribute_context::HttpRequest;
+use scale_units_core::gate::{self, Bounds, ChangeKind, Evaluated, GateVerdict};
+use serde_json::{Value, json};
+
+use super::routes::{Routes, ScaleCall};
+use crate::audit::{AuditLog, AuditRecord, Caller, DecisionFacts, ErrorFacts};
+use crate::listen::Peer;
+use crate::units::{AdmittedChange, UnitKey, UnitVerdict, Units};
+
+/// The largest body read for a replica count; a larger one is denied (`body_too_large`).
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// The header Envoy adds to the check request when `with_request_body` kept only part of the body.
+const PARTIAL_BODY_HEADER: &str = "x-envoy-auth-partial-body";
+
+/// Headers an allowed scale call carries upstream and back to its caller.
+pub const DECISION_HEADER: &str = "x-scale-units-decision";
+/// The decision's reason codes, comma-separated.
+pub const REASONS_HEADER: &str = "x-scale-units-reasons";
+/// The unit, `namespace/name`.
+pub const UNIT_HEADER: &str = "x-scale-units-unit";
+
+/// What Envoy is told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Not a scale call: the request goes on untouched.
+    Pass,
+    /// An allowed scale call: the request goes on with these headers.
+    Allow(Vec<(&'static str, String)>),
+    /// A denied scale call: 403 with this JSON body.
+    Deny(Value),
+}
+
+/// A judged request: the answer and its audit line (none for a request that is not a scale call).
+pub struct Checked {
+    /// What Envoy is told.
+    pub answer: Answer,
+    /// The audit line.
+    pub record: Option<AuditRecord>,
+}
+
+/// A scale call denied before any decision is read.
+struct Refusal {
+    code: &'static str,
+    message: String,
+}
+
+fn refusal(code: &'static str, message: impl Into<String>) -> Refusal {
+    Refusal { code, message: message.into() }
+}
+
+/// The replica count the body asks for, at the route's JSON pointer.
+fn requested_count(http: &HttpRequest, call: &ScaleCall) -> Result<u64, Refusal> {
+    let partial = http.headers.get(PARTIAL_BODY_HEADER).is_some_and(|value| value.eq_ignore_ascii_case("true"));
+    let body = if http.raw_body.is_empty() { http.body.as_bytes() } else { http.raw_body.as_slice() };
+    if partial || body.len() > MAX_BODY_BYTES {
+        return Err(refusal(
+            "body_too_large",
+            "the body is larger than the check reads (the filter's max_request_bytes, at most 1 MiB): its replica count cannot be read",
+        ));
+    }
+    if body.is_empty() {
+        return Err(refusal("count_missing", format!("the body is empty: no replica count at {}", call.replicas)));
+    }
+    let value: Value = crate::strict::check(body)
+        .and_then(|()| serde_json::from_slice(body))
+        .map_err(|error| refusal("body_not_json", format!("the body is not JSON: {error}")))?;
+    let Some(count) = value.pointer(&call.replicas) else {
+        return Err(refusal("count_missing", format!("the body has no replica count at {}", call.replicas)));
+    };
+    count.as_u64().ok_or_else(|| {
+        refusal(
+            "count_not_integer",
+            format!("the replica count at {} is {count}, not a non-negative integer", call.replicas),
+        )
+    })
+}
+
+/// Judges one request Envoy holds.
+pub async fn check(
+    units: &Units,
+    routes: &Routes,
+    http: &HttpRequest,
+    client: Option<String>,
+    peer: Option<&Peer>,
+) -> Checked {
+    let Some(call) = routes.matching(&http.method, &http.path) else {
+        return Checked { answer: Answer::Pass, record: None };
+    };
+    let mut record = AuditRecord::new("envoy");
+    record.unit = Some(call.unit.clone());
+    record.caller = Caller::peer(peer);
+    let mut detail = json!({
+        "request_id": http.id,
+        "method": http.method,
+        "path": http.path,
+        "route": call.pattern,
+        "client": client,
+    });
+    let deny = |mut record: AuditRecord, mut detail: Value, body: Value| {
+        record.allowed = Some(false);
+        if let (Some(detail), Some(message)) = (detail.as_object_mut(), body.get("message")) {
+            detail.insert("message".to_owned(), message.clone());
+        }
+        record.detail = detail;
+        Checked { answer: Answer::Deny(body), record: Some(record) }
+    };
+    let refused = |mut record: AuditRecord, detail: Value, refusal: Refusal, to: Option<u64>| {
+        let message = format!("scale-units: {} {} denied: {}", call.unit, http.method, refusal.message);
+        record.error = Some(ErrorFacts { code: refusal.code.to_owned(), message: refusal.message.clone() });
+        let body = json!({
+            "allowed": false, "unit": call.unit, "reason": refusal.code, "message": message,
+            "to_replicas": to, "decision_id": null, "reasons": [],
+        });
+        deny(record, detail, body)
+    };
+    let key = match call.unit.split_once('/').map(|(namespace, name)| UnitKey::new(namespace, name)) {
+        Some(Ok(key)) => key,
+        Some(Err(error)) => return refused(record, detail, refusal("invalid_unit", error.to_string()), None),
+        None => return refused(record, detail, refusal("invalid_unit", "the route names no namespace/name"), None),
+    };
+    let to = match requested_count(http, &call) {
+        Ok(to) => to,
+        Err(why) => return refused(record, detail, why, None),
+    };
+    let decided = match units.decide(&key, None).await {
+        Ok(decided) => decided,
+        Err(error) => {
+            let why = Refusal { code: "no_decision", message: format!("no decision: {} ({})", error, error.code()) };
+            record.error = Some(ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
+            let message = format!("scale-units: {key} -> {to} replicas denied: {}", why.message);
+            let body = json!({
+                "allowed": false, "unit": call.unit, "reason": error.code(), "message": message,
+                "to_replicas": to, "decision_id": null, "reasons": [],
+            });
+            return deny(record, detail, body);
+        }
+    };
+    let UnitVerdict::Decided { decision, .. } = decided.verdict else {
+        let why = refusal("unknown_unit", format!("{key} has no scale-unit contract"));
+        return refused(record, detail, why, Some(to));
+    };
+    record = record.decision(Some(DecisionFacts::of(&decision)));
+    record.component_digest = decided.provenance.map(|provenance| provenance.component_digest.clone());
+    let id = decision.decision_id.clone();
+    let reasons: Vec<String> = decision.reasons.iter().map(|reason| reason.as_str().to_owned()).collect();
+    let (action, desired) = (decision.action.as_str(), decision.desired_replicas);
+    // A unit with a decision has a contract; its bounds were read a moment before.
+    let bounds = units.bounds(&key).map_or(
+        Bounds { min_replicas: 0, max_replicas: u64::MAX },
+        |(min_replicas, max_replicas)| Bounds { min_replicas, max_replicas },
+    );
+    let verdict: GateVerdict = gate::judge(Evaluated::Decided { decision, bounds }, to, ChangeKind::Scale);
+    let from = verdict.from_replicas.unwrap_or_default();
+    if let Some(detail) = detail.as_object_mut() {
+        detail.insert("change".to_owned(), json!({"from": from, "to": to}));
+        detail.insert("gate_reason".to_owned(), json!(verdict.reason.as_str()));
+    }
+    let message = format!("scale-units: {key} {}", verdict.message);
+    let denial = |message: String| {
+        json!({
+            "allowed": false, "unit": call.unit, "reason": verdict.reason.as_str(), "message": message,
+            "from_replicas": from, "to_replicas": to, "action": action, "desired_replicas": desired,
+            "decision_id": id, "reasons": reasons,
+        })
+    };
+    if !verdict.allowed {
+        return deny(record, detail, denial(message));
+    }
+    if from != to {
+        // An allowed change starts the contract's cooldowns, as an authenticated admission does; a
+        // change whose cooldown cannot be kept is not let through.
+        let uid = if http.id.is_empty() { format!("envoy:{id}:{from}->{to}") } else { format!("envoy:{}", http.id) };
+        let change = AdmittedChange { from, to, decision_id: Some(&id), review_uid: &uid };
+        if let Err(error) = units.record_admission(&key, change).await {
+            let message = format!("scale-units: {key}: the scale action cannot be recorded for its cooldown: {error}");
+            record.error = Some(ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
+            return deny(record, detail, denial(message));
+        }
+        if let Err(error) = units.record_admitted_count(&key, to).await {
+            tracing::warn!("{key}: the admitted replica count cannot be recorded: {error}");
+        }
+    }
+    record.allowed = Some(true);
+    if let Some(detail) = detail.as_object_mut() {
+        detail.insert("message".to_owned(), json!(message));
+    }
+    record.detail = detail;
+    let headers = vec![(DECISION_HEADER, id), (REASONS_HEADER, reasons.join(",")), (UNIT_HEADER, key.to_string())];
+    Checked { answer: Answer::Allow(headers), record: Some(record) }
+}
+
+/// Writes the audit line; in blocking-strict mode a line that cannot be written denies the call.
+pub async fn audited(checked: Checked, audit: Option<&AuditLog>) -> Answer {
+    let (Some(audit), Some(record)) = (audit, &checked.record) else { return checked.answer };
+    match audit.record(record).await {
+        Ok(()) => checked.answer,
+        Err(error) => Answer::Deny(json!({
+            "allowed": false, "unit": record.unit, "reason": "audit_unavailable",
+            "message": format!("scale-units: the audit line cannot be written: {error}"),
+            "decision_id": record.decision_id, "reasons": record.reasons,
+        })),
+    }
+}
