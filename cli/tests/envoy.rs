@@ -78,7 +78,7 @@ fn refused(response: &proxy::Response, reason: &str) -> Value {
 #[test]
 fn docker_service_updates_through_envoy_follow_the_decision() {
     let dir = temp_dir("envoy-docker");
-    let contracts = contracts(&dir, &["default/web", "default/frozen"]);
+    let contracts = contracts(&dir, &["default/web", "default/frozen", "default/low"]);
     let serve = binary::Serve::new(["--listen", "127.0.0.1:0", "--envoy-listen", "127.0.0.1:0", "--units"])
         .arg(&contracts)
         .owning(&dir)
@@ -89,6 +89,10 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
     let mut overloaded = gateway_push(640);
     overloaded["safety"] = safety(true, 120);
     push(&mut client, "default/frozen", &overloaded);
+    // Below the floor (min_replicas 2): no decision, only a recovery toward the floor.
+    let mut low = gateway_push(640);
+    low["current_replicas"] = json!(1);
+    push(&mut client, "default/low", &low);
 
     let actuator = Actuator::start();
     let proxy = Envoy::start(serve.envoy.unwrap(), actuator.address);
@@ -138,6 +142,18 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
         let body = docker_update(json!(replicas));
         refused(&request(proxy.address, "POST", "/v1.45/services/frozen/update", &body), "decision_blocked");
     }
+    // Below the floor the core's gate judges a recovery, as the webhook does: up to the floor
+    // and no further, never away from it.
+    let past =
+        refused(&request(proxy.address, "POST", "/v1.45/services/low/update", &docker_update(json!(3))), "past_bound");
+    assert_eq!((past["from_replicas"].as_u64(), past["to_replicas"].as_u64()), (Some(1), Some(3)), "{past}");
+    refused(
+        &request(proxy.address, "POST", "/v1.45/services/low/update", &docker_update(json!(0))),
+        "away_from_bounds",
+    );
+    let recovered = request(proxy.address, "POST", "/v1.45/services/low/update", &docker_update(json!(2)));
+    assert_eq!(recovered.status, 200, "a recovery toward the floor: {recovered:?}");
+
     // Bad calls are refused with their cause.
     let ghost = refused(
         &request(proxy.address, "POST", "/v1.45/services/ghost/update", &docker_update(json!(5))),
@@ -173,7 +189,8 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
             ("GET", "/v1.45/services?filters=%7B%7D"),
             ("POST", "/v1.45/containers/abc/start"),
             ("POST", "/v1.45/services/web/update?version=7"),
-            ("POST", "/v1.45/services/web/update")
+            ("POST", "/v1.45/services/web/update"),
+            ("POST", "/v1.45/services/low/update")
         ],
         "{received:?}"
     );

@@ -126,34 +126,42 @@ pub async fn check(
         Ok(to) => to,
         Err(why) => return refused(record, detail, why, None),
     };
+    // A unit with a contract has bounds, read here once for both paths below.
+    let bounds = units.bounds(&key).map(|(min_replicas, max_replicas)| Bounds { min_replicas, max_replicas });
     let decided = match units.decide(&key, None).await {
-        Ok(decided) => decided,
-        Err(error) => {
-            let why = Refusal { code: "no_decision", message: format!("no decision: {} ({})", error, error.code()) };
-            record.error = Some(ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
-            let message = format!("scale-units: {key} -> {to} replicas denied: {}", why.message);
-            let body = json!({
-                "allowed": false, "unit": call.unit, "reason": error.code(), "message": message,
-                "to_replicas": to, "decision_id": null, "reasons": [],
-            });
-            return deny(record, detail, body);
+        Ok(decided) => Ok(decided),
+        // Below the floor the evaluator cannot decide (replicas_out_of_bounds): the core's gate
+        // judges a recovery toward it from the unit's replica-count evidence, as the webhook does
+        // from the review's count.
+        Err(error) => match (bounds, error.code() == "replicas_out_of_bounds") {
+            (Some(bounds), true) => match standing_count(units, &key).await {
+                Some(current) if current < bounds.min_replicas => {
+                    record.error = Some(ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
+                    Err(Evaluated::BelowFloor { current_replicas: current, bounds })
+                }
+                _ => return no_decision(record, detail, &key, &call.unit, to, &error),
+            },
+            _ => return no_decision(record, detail, &key, &call.unit, to, &error),
+        },
+    };
+    let (evaluated, id, reasons, action, desired) = match decided {
+        Ok(decided) => {
+            let UnitVerdict::Decided { decision, .. } = decided.verdict else {
+                let why = refusal("unknown_unit", format!("{key} has no scale-unit contract"));
+                return refused(record, detail, why, Some(to));
+            };
+            record = record.decision(Some(DecisionFacts::of(&decision)));
+            record.component_digest = decided.provenance.map(|provenance| provenance.component_digest.clone());
+            let id = Some(decision.decision_id.clone());
+            let reasons: Vec<String> = decision.reasons.iter().map(|reason| reason.as_str().to_owned()).collect();
+            let (action, desired) = (Some(decision.action.as_str()), Some(decision.desired_replicas));
+            // A unit with a decision has a contract; its bounds were read a moment before.
+            let bounds = bounds.unwrap_or(Bounds { min_replicas: 0, max_replicas: u64::MAX });
+            (Evaluated::Decided { decision, bounds }, id, reasons, action, desired)
         }
+        Err(below_floor) => (below_floor, None, Vec::new(), None, None),
     };
-    let UnitVerdict::Decided { decision, .. } = decided.verdict else {
-        let why = refusal("unknown_unit", format!("{key} has no scale-unit contract"));
-        return refused(record, detail, why, Some(to));
-    };
-    record = record.decision(Some(DecisionFacts::of(&decision)));
-    record.component_digest = decided.provenance.map(|provenance| provenance.component_digest.clone());
-    let id = decision.decision_id.clone();
-    let reasons: Vec<String> = decision.reasons.iter().map(|reason| reason.as_str().to_owned()).collect();
-    let (action, desired) = (decision.action.as_str(), decision.desired_replicas);
-    // A unit with a decision has a contract; its bounds were read a moment before.
-    let bounds = units.bounds(&key).map_or(
-        Bounds { min_replicas: 0, max_replicas: u64::MAX },
-        |(min_replicas, max_replicas)| Bounds { min_replicas, max_replicas },
-    );
-    let verdict: GateVerdict = gate::judge(Evaluated::Decided { decision, bounds }, to, ChangeKind::Scale);
+    let verdict: GateVerdict = gate::judge(evaluated, to, ChangeKind::Scale);
     let from = verdict.from_replicas.unwrap_or_default();
     if let Some(detail) = detail.as_object_mut() {
         detail.insert("change".to_owned(), json!({"from": from, "to": to}));
@@ -173,8 +181,12 @@ pub async fn check(
     if from != to {
         // An allowed change starts the contract's cooldowns, as an authenticated admission does; a
         // change whose cooldown cannot be kept is not let through.
-        let uid = if http.id.is_empty() { format!("envoy:{id}:{from}->{to}") } else { format!("envoy:{}", http.id) };
-        let change = AdmittedChange { from, to, decision_id: Some(&id), review_uid: &uid };
+        let uid = match (&id, http.id.is_empty()) {
+            (_, false) => format!("envoy:{}", http.id),
+            (Some(id), true) => format!("envoy:{id}:{from}->{to}"),
+            (None, true) => format!("envoy:{key}:{from}->{to}"),
+        };
+        let change = AdmittedChange { from, to, decision_id: id.as_deref(), review_uid: &uid };
         if let Err(error) = units.record_admission(&key, change).await {
             let message = format!("scale-units: {key}: the scale action cannot be recorded for its cooldown: {error}");
             record.error = Some(ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
@@ -189,7 +201,12 @@ pub async fn check(
         detail.insert("message".to_owned(), json!(message));
     }
     record.detail = detail;
-    let headers = vec![(DECISION_HEADER, id), (REASONS_HEADER, reasons.join(",")), (UNIT_HEADER, key.to_string())];
+    // A recovery below the floor has no decision: its header names none.
+    let headers = vec![
+        (DECISION_HEADER, id.unwrap_or_default()),
+        (REASONS_HEADER, reasons.join(",")),
+        (UNIT_HEADER, key.to_string()),
+    ];
     Checked { answer: Answer::Allow(headers), record: Some(record) }
 }
 
@@ -204,4 +221,32 @@ pub async fn audited(checked: Checked, audit: Option<&AuditLog>) -> Answer {
             "decision_id": record.decision_id, "reasons": record.reasons,
         })),
     }
+}
+
+/// The unit's replica count as its evidence stands (`None` when missing or expired).
+async fn standing_count(units: &Units, key: &UnitKey) -> Option<u64> {
+    units.evidence(key).await.ok()?.get("replicas")?.get("count")?.as_u64()
+}
+
+/// A call denied because the unit has no decision (no evidence of its count, a store error, …).
+fn no_decision(
+    mut record: AuditRecord,
+    mut detail: Value,
+    key: &UnitKey,
+    unit: &str,
+    to: u64,
+    error: &crate::units::UnitError,
+) -> Checked {
+    let message = format!("scale-units: {key} -> {to} replicas denied: no decision: {error} ({})", error.code());
+    record.error = Some(ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
+    record.allowed = Some(false);
+    if let Some(detail) = detail.as_object_mut() {
+        detail.insert("message".to_owned(), json!(message));
+    }
+    record.detail = detail;
+    let body = json!({
+        "allowed": false, "unit": unit, "reason": error.code(), "message": message,
+        "to_replicas": to, "decision_id": null, "reasons": [],
+    });
+    Checked { answer: Answer::Deny(body), record: Some(record) }
 }
