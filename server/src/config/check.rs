@@ -1,7 +1,7 @@
 //! [`ServeConfig::check`]: the files a configuration names read, and every combination that
 //! cannot be served refused, before anything is compiled, connected or bound.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{AuditModeConfig, CheckedConfig, ConfigError, ServeConfig, Spelling};
@@ -23,6 +23,30 @@ fn read_token(field: &str, file: &Path) -> Result<Option<String>, ConfigError> {
     let token = std::fs::read_to_string(file)
         .map_err(|error| refuse_at(field, format!("cannot read {}: {error}", file.display())))?;
     Ok(Some(token.trim().to_owned()).filter(|token| !token.is_empty()))
+}
+
+/// A gRPC listener's TLS from its certificate, key and client CA fields (`names`, in that order):
+/// none, or a certificate with its key and perhaps a client CA.
+fn listener_tls(
+    [cert, key, ca]: [&Option<PathBuf>; 3],
+    [cert_name, key_name, ca_name]: [&str; 3],
+    spelling: Spelling,
+) -> Result<Option<TlsFiles>, ConfigError> {
+    let name = |field: &str| spelling.name(field);
+    match (cert, key, ca) {
+        (None, None, None) => Ok(None),
+        (Some(cert), Some(key), ca) => {
+            let files = TlsFiles::new(cert, key);
+            Ok(Some(match ca {
+                Some(ca) => files.client_ca(ca),
+                None => files,
+            }))
+        }
+        (None, None, Some(_)) => {
+            Err(refuse(format!("{} needs {} and {}", name(ca_name), name(cert_name), name(key_name))))
+        }
+        _ => Err(refuse(format!("{} and {} go together", name(cert_name), name(key_name)))),
+    }
 }
 
 fn env(name: &str) -> Option<String> {
@@ -76,25 +100,11 @@ pub(super) fn check(config: ServeConfig, spelling: Spelling) -> Result<CheckedCo
         })?),
         None => None,
     };
-    let keda_tls = match (&config.keda_tls_cert, &config.keda_tls_key, &config.keda_client_ca) {
-        (None, None, None) => None,
-        (Some(cert), Some(key), ca) => {
-            let files = TlsFiles::new(cert, key);
-            Some(match ca {
-                Some(ca) => files.client_ca(ca),
-                None => files,
-            })
-        }
-        (None, None, Some(_)) => {
-            return Err(refuse(format!(
-                "{} needs {} and {}",
-                name("keda_client_ca"),
-                name("keda_tls_cert"),
-                name("keda_tls_key")
-            )));
-        }
-        _ => return Err(refuse(format!("{} and {} go together", name("keda_tls_cert"), name("keda_tls_key")))),
-    };
+    let keda_tls = listener_tls(
+        [&config.keda_tls_cert, &config.keda_tls_key, &config.keda_client_ca],
+        ["keda_tls_cert", "keda_tls_key", "keda_client_ca"],
+        spelling,
+    )?;
 
     // The combinations refused.
     if redis_ca.is_some() && redis.is_none() {
@@ -146,25 +156,11 @@ pub(super) fn check(config: ServeConfig, spelling: Spelling) -> Result<CheckedCo
             )));
         }
     }
-    let envoy_tls = match (&config.envoy_tls_cert, &config.envoy_tls_key, &config.envoy_client_ca) {
-        (None, None, None) => None,
-        (Some(cert), Some(key), ca) => {
-            let files = TlsFiles::new(cert, key);
-            Some(match ca {
-                Some(ca) => files.client_ca(ca),
-                None => files,
-            })
-        }
-        (None, None, Some(_)) => {
-            return Err(refuse(format!(
-                "{} needs {} and {}",
-                name("envoy_client_ca"),
-                name("envoy_tls_cert"),
-                name("envoy_tls_key")
-            )));
-        }
-        _ => return Err(refuse(format!("{} and {} go together", name("envoy_tls_cert"), name("envoy_tls_key")))),
-    };
+    let envoy_tls = listener_tls(
+        [&config.envoy_tls_cert, &config.envoy_tls_key, &config.envoy_client_ca],
+        ["envoy_tls_cert", "envoy_tls_key", "envoy_client_ca"],
+        spelling,
+    )?;
     match config.envoy_listen {
         None if envoy_tls.is_some() || config.envoy_routes.is_some() => {
             return Err(refuse(format!(
