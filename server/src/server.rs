@@ -169,9 +169,8 @@ impl Server {
                      unit's cooldowns count from this start"
                 );
             }
-            // Every replica of the service collects every unit with sources: each observation
-            // carries its own expiry, so the writes are idempotent (docs/DECISIONS.md, "Evidence
-            // collectors").
+            // With Redis, replicas share the units under leases with fencing tokens; otherwise this
+            // process collects every unit with sources (docs/DECISIONS.md, "Collection at scale").
             let collector = Arc::new(Collector::new(Arc::clone(&units)));
             tokio::spawn(collector.run(config.collect_interval));
             service.units = Some(units);
