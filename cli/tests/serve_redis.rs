@@ -60,7 +60,8 @@ const PREFIX: &str = "scale-units:{shop/gateway}:";
 /// The Redis user SECURITY.md documents (§ The state store): the service's keys and the commands
 /// it sends, nothing else. The service runs as it in every test here.
 const ACL: &str = "on >acl-test-password ~scale-units:* resetchannels -@all +get +set +del +mget +multi +exec \
-                   +eval +hsetnx +pexpire +hvals +hlen +hgetall +hdel";
+                   +eval +hsetnx +pexpire +hvals +hlen +hgetall +hdel \
+                   +time +incr +zadd +zcard +zremrangebyscore";
 
 /// Creates the service's user in `redis` and writes its URL into `dir/redis-url`.
 fn service_user(redis: &Redis, dir: &Path) {
