@@ -375,7 +375,11 @@ pub(crate) fn log_report(report: &ReloadReport) {
         tracing::info!(unit = %key, "contract removed (its file is gone)");
     }
     for (path, reason) in &report.refused {
-        tracing::warn!(file = %path.display(), %reason, "contract refused, the previous one stays");
+        // The file's name and the reason in the message itself: an operator reading text logs
+        // (and the tests) sees which file and why on one line.
+        let name =
+            path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned());
+        tracing::warn!(file = %path.display(), "{name} refused (what it held before stays): {reason}");
     }
 }
 
