@@ -10,13 +10,17 @@ an exporter of every unit's series (this script, a thread). MODE:
 - `per-unit`: each source its own instant query (`metric{unit="uN"}`),
 - `shared`:   each source a shared query (`max by (unit) (metric)`, the unit's series by label),
 - `static`:   every field static (no query): the cost of storing evidence alone,
-- `watch`:    contracts and sources loaded, nothing due (interval 1 day): the folder rescans alone.
+- `watch`:    contracts and static sources loaded, nothing due after the first round (interval 1
+              day): the folder rescans alone.
 
 After one interval of warm-up it measures for SECONDS: each process's CPU time over wall time
 (/proc/<pid>/stat), Prometheus's beside it, peak resident memory (VmHWM), and from each
 replica's /metrics the rounds, the queries and the units per round, the rounds over their
 interval, units skipped while still being collected, observations stored and refused, and the
-evidence age at store time (the histogram's buckets: p50/p99 as bucket bounds). With --kill, one
+evidence age at store time (the histogram's buckets: p50/p99 as bucket bounds). Beside it, a
+sampler reads `GET /v1/units/bench/uN` of random units (SAMPLES_PER_S, spread over the replicas) and
+keeps the age of each observation a decision was made on (the evidence's `age_s`: what the issue's
+"evidence age p99" is), and how many of those decisions were `blocked`. With --kill, one
 replica is killed with SIGKILL half-way and the script reports how long until the survivors own
 every unit and how many intervals until each of its units is stored again.
 
@@ -28,6 +32,7 @@ import http.client
 import http.server
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -108,9 +113,48 @@ def age_quantiles(texts):
     return {"p50_at_most_s": quantile(0.5), "p99_at_most_s": quantile(0.99), "observations": total}
 
 
+class AgeSampler(threading.Thread):
+    """Reads random units' decisions and keeps the age of the evidence each was made on."""
+
+    def __init__(self, ports, units, per_second):
+        super().__init__(daemon=True)
+        self.ports, self.units, self.pause = list(ports), units, 1.0 / per_second
+        self.ages, self.reads, self.blocked, self.missing, self.errors = [], 0, 0, 0, 0
+        self.stopping = threading.Event()
+
+    def run(self):
+        while not self.stopping.is_set():
+            port = random.choice(self.ports)
+            try:
+                status, body = get(port, f"/v1/units/bench/u{random.randrange(self.units)}", timeout=10)
+                answer = json.loads(body) if status == 200 else None
+            except (OSError, ValueError):
+                answer = None
+            if answer is None:
+                self.errors += 1
+            else:
+                self.reads += 1
+                self.blocked += answer["decision"]["action"] == "blocked"
+                evidence = answer.get("evidence") or {}
+                observations = [evidence.get("replicas"), evidence.get("signal"), *(evidence.get("capacities") or [])]
+                for observation in observations:
+                    if observation is None:
+                        self.missing += 1
+                    elif "age_s" in observation:
+                        self.ages.append(observation["age_s"])
+            self.stopping.wait(self.pause)
+
+    def report(self):
+        ages = sorted(self.ages)
+        pick = lambda q: ages[min(len(ages) - 1, int(q * len(ages)))] if ages else None
+        return {"decisions_read": self.reads, "blocked": self.blocked, "missing_observations": self.missing,
+                "read_errors": self.errors, "observations": len(ages), "age_p50_s": pick(0.5),
+                "age_p99_s": pick(0.99), "age_max_s": ages[-1] if ages else None}
+
+
 def sources(mode, port, unit):
     local = f'prometheus:\n  local: {{url: "http://127.0.0.1:{port}", timeout_ms: 10000}}\n'
-    if mode == "static":
+    if mode in ("static", "watch"):
         count, signal_value, used = "{static: 3}", "{static: 300}", "{static: 2400}"
         local = ""
     elif mode == "shared":
@@ -143,6 +187,7 @@ def main():
     parser.add_argument("--interval-ms", type=int, default=15000)
     parser.add_argument("--units-interval-ms", type=int, default=2000)
     parser.add_argument("--kill", action="store_true")
+    parser.add_argument("--samples-per-s", type=float, default=5.0)
     args = parser.parse_args()
 
     root = tempfile.mkdtemp(prefix="scale-units-bench-scale-")
@@ -211,13 +256,21 @@ def main():
         serves.append(serve)
     for serve in serves:
         ports.append(int(serve.stdout.readline().strip().rsplit(":", 1)[1]))
-    # Warm-up: every unit loaded and a first round done.
+    # Warm-up: every unit loaded and a first round done (the first round is over when each
+    # replica has reported one: its units, its time).
     time.sleep(args.interval_ms / 1000 + 2)
+    deadline = time.time() + 10 * args.interval_ms / 1000
+    while time.time() < deadline and not all(value(metrics(port), "scale_units_collect_round_units") > 0
+                                             for port in ports):
+        time.sleep(1)
     started = time.time()
     cpu_start = [cpu_seconds(serve.pid) for serve in serves]
     prometheus_cpu_start = cpu_seconds(prometheus.pid)
     redis_cpu_start = cpu_seconds(redis.pid) if redis else 0
     before = [metrics(port) for port in ports]
+    sampler = AgeSampler(ports[1:] if args.kill and len(ports) > 1 else ports, args.units, args.samples_per_s)
+    if args.mode != "watch":
+        sampler.start()
     killed = None
     kill_report = None
     while time.time() - started < args.seconds:
@@ -250,6 +303,7 @@ def main():
                            "within_two_intervals": collected_at is not None
                            and collected_at <= 2 * args.interval_ms / 1000}
     wall = time.time() - started
+    sampler.stopping.set()
     live = [index for index in range(len(serves)) if index != killed]
     cpu = {f"replica{index}": round((cpu_seconds(serves[index].pid) - cpu_start[index]) / wall, 4) for index in live}
     prometheus_cpu = (cpu_seconds(prometheus.pid) - prometheus_cpu_start) / wall
@@ -272,9 +326,12 @@ def main():
             "refused": delta("scale_units_evidence_refused_total"),
             "lease_changes": value(after[index], "scale_units_collect_lease_changes_total"),
         }
+    stopped = {}
     for index in live:
+        at = time.time()
         serves[index].terminate()
         serves[index].wait()
+        stopped[f"replica{index}"] = round(time.time() - at, 2)
     prometheus.terminate()
     prometheus.wait()
     if redis:
@@ -287,7 +344,8 @@ def main():
         "seconds": round(wall, 1), "cpu_share_of_one_core": cpu, "prometheus_cpu_share": round(prometheus_cpu, 4),
         "redis_cpu_share": round(redis_cpu, 4) if redis_cpu is not None else None, "peak_rss_mib": rss,
         "evidence_age_at_store": age_quantiles([after[index] for index in live]),
-        "per_replica": per_replica, "kill": kill_report,
+        "evidence_age_at_decision": sampler.report() if args.mode != "watch" else None,
+        "per_replica": per_replica, "kill": kill_report, "exit_after_sigterm_s": stopped,
         "load_average_1m": round(os.getloadavg()[0], 2),
     }, indent=2))
 

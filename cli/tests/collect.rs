@@ -762,6 +762,8 @@ fn a_redis_backlog_scales_a_worker_and_a_redis_counter_exhausts_its_quota() {
     assert_eq!(code, 1, "{line}");
     assert_eq!(source(&line, "quota.provider:crm/api-requests-per-second")["refused"]["cause"], "refused", "{line}");
     assert!(line["decision"]["reasons"].as_array().unwrap().contains(&json!("provider_quota_missing")), "{line}");
+    // The unit's observations are checked together; only the one at fault is refused.
+    assert_eq!(source(&line, "signal")["stored"]["signal"]["value"], 210, "{line}");
 
     // A key of the wrong type is a Redis error, never a zero.
     assert_eq!(redis.command(&["SET", "crm:used", "0"]), "+OK");

@@ -173,7 +173,7 @@ impl Collector {
                 let fields = [("value", value)];
                 let mut observation = self.observation(key, "signal", &fields, signal.max_age_s)?;
                 observation.insert("signal".to_owned(), json!(signal.signal.as_str()));
-                self.store(key, json!({"signal": observation}), fence).await
+                Ok(json!({"signal": observation}))
             }
             .await;
             results.push(Collected { source: "signal".to_owned(), result, shared: Vec::new() });
@@ -188,7 +188,7 @@ impl Collector {
                 ];
                 let mut observation = self.observation(key, &source, &fields, capacity.max_age_s)?;
                 observation.insert("axis".to_owned(), json!(capacity.axis.as_str()));
-                self.store(key, json!({"capacities": [observation]}), fence).await
+                Ok(json!({"capacities": [observation]}))
             }
             .await;
             results.push(Collected { source, result, shared: Vec::new() });
@@ -203,7 +203,7 @@ impl Collector {
                 let mut observation = self.observation(key, &source, &fields, quota.max_age_s)?;
                 observation.insert("quota_ref".to_owned(), json!(quota.quota_ref));
                 observation.insert("scope".to_owned(), json!(quota.scope.as_str()));
-                self.store(key, json!({"quotas": [observation]}), fence).await
+                Ok(json!({"quotas": [observation]}))
             }
             .await;
             results.push(Collected { source, result, shared: Vec::new() });
@@ -229,15 +229,18 @@ impl Collector {
                 all.push(("ready", ready));
                 let mut observation = self.observation(key, "continuity", &all, continuity.max_age_s)?;
                 observation.insert("ready".to_owned(), json!(ready_value));
-                self.store(key, json!({"continuity": observation}), fence).await
+                Ok(json!({"continuity": observation}))
             }
             .await;
             results.push(Collected { source: "continuity".to_owned(), result, shared: Vec::new() });
         }
         if let Some(safety) = &sources.safety {
-            let result = self.safety(key, &sources, safety, fence).await;
+            let result = self.safety(key, &sources, safety).await;
             results.push(Collected { source: "safety".to_owned(), result, shared: Vec::new() });
         }
+        // Every observation read (all but the count, stored above) in one push: one check by the
+        // component and one write for the unit.
+        self.store_all(key, &mut results, fence).await;
         for collected in &mut results {
             collected.shared = sources.shared_queries(&collected.source);
         }
@@ -292,13 +295,8 @@ impl Collector {
         }
     }
 
-    async fn safety(
-        &self,
-        key: &UnitKey,
-        sources: &Sources,
-        safety: &sources::SafetySource,
-        fence: Option<&Fence>,
-    ) -> Result<Value, Refusal> {
+    /// The safety observation from the firing alerts (to be stored with the others).
+    async fn safety(&self, key: &UnitKey, sources: &Sources, safety: &sources::SafetySource) -> Result<Value, Refusal> {
         let server = sources
             .prometheus
             .get(&safety.server)
@@ -331,7 +329,7 @@ impl Collector {
             "source_ref": source_ref(key, "safety", [format!("prometheus.{}", safety.server).as_str()]),
             "source_digest": digest,
         });
-        self.store(key, json!({"safety": observation}), fence).await
+        Ok(json!({"safety": observation}))
     }
 
     /// The common fields of an observation over `fields` (each also written by name), its
@@ -386,6 +384,54 @@ impl Collector {
         match self.units.put_observations_fenced(key, &push.to_string(), fence).await {
             Ok(_) => Ok(push),
             Err(error) => Err(store_refusal(&error)),
+        }
+    }
+
+    /// Stores every observation of `results` that was read (each `Ok` but the count's, which
+    /// [`Self::replicas`] stored) as one push: the component checks them together and the store
+    /// takes them in one write. When the component refuses that push, each is stored alone, so that
+    /// only the observations at fault are refused (with their own reason), as if pushed one by one;
+    /// any other failure (fenced, the store down) is every observation's.
+    async fn store_all(&self, key: &UnitKey, results: &mut [Collected], fence: Option<&Fence>) {
+        let pending: Vec<usize> = (0..results.len())
+            .filter(|&index| {
+                results.get(index).is_some_and(|collected| collected.source != "replicas" && collected.result.is_ok())
+            })
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        let mut push = serde_json::Map::new();
+        for collected in results.iter().filter(|collected| collected.source != "replicas") {
+            let Ok(Value::Object(fragment)) = &collected.result else { continue };
+            for (field, value) in fragment {
+                match (push.get_mut(field), value) {
+                    (Some(Value::Array(list)), Value::Array(more)) => list.extend(more.iter().cloned()),
+                    _ => {
+                        push.insert(field.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        let error = match self.units.put_observations_fenced(key, &Value::Object(push).to_string(), fence).await {
+            Ok(_) => return,
+            Err(error) => error,
+        };
+        if pending.len() > 1 && matches!(error, UnitError::InvalidObservations(_)) {
+            for index in pending {
+                if let Some(collected) = results.get_mut(index)
+                    && let Ok(fragment) = std::mem::replace(&mut collected.result, Ok(Value::Null))
+                {
+                    collected.result = self.store(key, fragment, fence).await;
+                }
+            }
+            return;
+        }
+        let refusal = store_refusal(&error);
+        for index in pending {
+            if let Some(collected) = results.get_mut(index) {
+                collected.result = Err(refusal.clone());
+            }
         }
     }
 

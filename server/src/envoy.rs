@@ -46,7 +46,7 @@ pub use routes::{Routes, RoutesError};
 
 use crate::audit::AuditLog;
 use crate::listen::tls::TlsFiles;
-use crate::listen::{Acceptor, Limits, Peer, Protocol};
+use crate::listen::{Acceptor, Drain, Limits, Peer, Protocol, serve_grpc};
 use crate::units::Units;
 
 /// How the authorizer runs. [`Default`]: the three presets, plaintext, the default [`Limits`], no
@@ -135,11 +135,11 @@ impl EnvoyAuthorizer {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<bool, tonic::transport::Error> {
-        let (shutdown_delay, drain_timeout) = (self.config.shutdown_delay, self.config.drain_timeout);
+        let drain = Drain { shutdown_delay: self.config.shutdown_delay, drain_timeout: self.config.drain_timeout };
         let limits = self.config.limits;
-        let incoming = match Acceptor::start(listener, self.config.tls.clone(), Protocol::Grpc, limits, Arc::default())
+        let acceptor = match Acceptor::start(listener, self.config.tls.clone(), Protocol::Grpc, limits, Arc::default())
         {
-            Ok(acceptor) => acceptor.into_stream(),
+            Ok(acceptor) => acceptor,
             Err(error) => {
                 tracing::error!("the Envoy authorizer cannot start: {error}");
                 return Ok(false);
@@ -169,38 +169,8 @@ impl EnvoyAuthorizer {
                 }
             })
         });
-        let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = tonic::transport::Server::builder()
-            .timeout(limits.request_timeout)
-            .http2_keepalive_interval(Some(Duration::from_secs(30)))
-            .http2_keepalive_timeout(Some(Duration::from_secs(10)))
-            .add_service(AuthorizationServer::new(self))
-            .serve_with_incoming_shutdown(incoming, async {
-                let _ = close_rx.await;
-            });
-        let mut server = tokio::spawn(server);
-        let outcome = tokio::select! {
-            outcome = &mut server => Some(match outcome {
-                Ok(result) => result.map(|()| true),
-                Err(_) => Ok(false),
-            }),
-            () = shutdown => None,
-        };
-        let outcome = match outcome {
-            Some(outcome) => outcome,
-            None => {
-                tokio::time::sleep(shutdown_delay).await;
-                let _ = close_tx.send(());
-                match tokio::time::timeout(drain_timeout, &mut server).await {
-                    Ok(Ok(result)) => result.map(|()| true),
-                    Ok(Err(_)) => Ok(false),
-                    Err(_) => {
-                        server.abort();
-                        Ok(false)
-                    }
-                }
-            }
-        };
+        let routes = tonic::service::Routes::new(AuthorizationServer::new(self));
+        let outcome = serve_grpc(routes, acceptor, limits, drain, shutdown, || {}).await;
         if let Some(task) = reload {
             task.abort();
         }

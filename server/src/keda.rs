@@ -50,7 +50,7 @@ use scale_units_host::ActionKind;
 
 use crate::audit::{AuditLog, AuditRecord, Caller, DecisionFacts, ErrorFacts};
 use crate::listen::tls::TlsFiles;
-use crate::listen::{Acceptor, Limits, Peer, Protocol};
+use crate::listen::{Acceptor, Drain, Limits, Peer, Protocol, serve_grpc};
 
 /// The one metric the scaler reports: the replica count the unit's decision settles on.
 pub const METRIC_NAME: &str = "scale-units-replicas";
@@ -222,49 +222,24 @@ impl<S: DecisionSource> KedaScaler<S> {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<bool, tonic::transport::Error> {
         let stop_sender = Arc::clone(&self.stop_sender);
-        let (shutdown_delay, drain_timeout) = (self.config.shutdown_delay, self.config.drain_timeout);
+        let drain = Drain { shutdown_delay: self.config.shutdown_delay, drain_timeout: self.config.drain_timeout };
         let limits = self.config.limits;
-        let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
         // The acceptor sets TCP_NODELAY (small replies must not wait for Nagle's algorithm), keeps
         // the connection cap and the preface deadline, and completes TLS handshakes.
-        let incoming = match Acceptor::start(listener, self.config.tls.clone(), Protocol::Grpc, limits, Arc::default())
+        let acceptor = match Acceptor::start(listener, self.config.tls.clone(), Protocol::Grpc, limits, Arc::default())
         {
-            Ok(acceptor) => acceptor.into_stream(),
+            Ok(acceptor) => acceptor,
             Err(error) => {
                 tracing::error!("the KEDA external scaler cannot start: {error}");
                 return Ok(false);
             }
         };
-        let server = tonic::transport::Server::builder()
-            .timeout(limits.request_timeout)
-            // A peer that stops answering pings is dropped; KEDA's connections stay open otherwise.
-            .http2_keepalive_interval(Some(Duration::from_secs(30)))
-            .http2_keepalive_timeout(Some(Duration::from_secs(10)))
-            .add_service(ExternalScalerServer::new(self))
-            .serve_with_incoming_shutdown(incoming, async {
-                let _ = close_rx.await;
-            });
-        let mut server = tokio::spawn(server);
-        tokio::select! {
-            outcome = &mut server => {
-                return match outcome {
-                    Ok(result) => result.map(|()| true),
-                    Err(_) => Ok(false),
-                };
-            }
-            () = shutdown => {}
-        }
-        tokio::time::sleep(shutdown_delay).await;
-        let _ = stop_sender.send(true);
-        let _ = close_tx.send(());
-        match tokio::time::timeout(drain_timeout, &mut server).await {
-            Ok(Ok(result)) => result.map(|()| true),
-            Ok(Err(_)) => Ok(false),
-            Err(_) => {
-                server.abort();
-                Ok(false)
-            }
-        }
+        let routes = tonic::service::Routes::new(ExternalScalerServer::new(self));
+        // Open `StreamIsActive` streams end when the delay is over.
+        serve_grpc(routes, acceptor, limits, drain, shutdown, move || {
+            let _ = stop_sender.send(true);
+        })
+        .await
     }
 }
 

@@ -299,6 +299,60 @@ impl Acceptor {
     }
 }
 
+/// How a gRPC listener stops: it keeps serving `shutdown_delay` after the signal (endpoints
+/// update), then accepts nothing new and waits at most `drain_timeout` for calls in flight.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Drain {
+    pub(crate) shutdown_delay: Duration,
+    pub(crate) drain_timeout: Duration,
+}
+
+/// Serves the gRPC `routes` on the connections `acceptor` takes (TLS, the connection caps and
+/// deadlines of [`Limits`]) until `shutdown` completes, then drains as [`Drain`] says; `stopping`
+/// runs once the shutdown delay is over, just before new calls are refused (KEDA ends its
+/// streams there). Returns whether everything drained in time (the KEDA scaler and the Envoy
+/// authorizer share it).
+pub(crate) async fn serve_grpc(
+    routes: tonic::service::Routes,
+    acceptor: Acceptor,
+    limits: Limits,
+    drain: Drain,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    stopping: impl FnOnce(),
+) -> Result<bool, tonic::transport::Error> {
+    let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tonic::transport::Server::builder()
+        .timeout(limits.request_timeout)
+        // A peer that stops answering pings is dropped; long-lived connections stay open otherwise.
+        .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(10)))
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(acceptor.into_stream(), async {
+            let _ = close_rx.await;
+        });
+    let mut server = tokio::spawn(server);
+    tokio::select! {
+        outcome = &mut server => {
+            return match outcome {
+                Ok(result) => result.map(|()| true),
+                Err(_) => Ok(false),
+            };
+        }
+        () = shutdown => {}
+    }
+    tokio::time::sleep(drain.shutdown_delay).await;
+    stopping();
+    let _ = close_tx.send(());
+    match tokio::time::timeout(drain.drain_timeout, &mut server).await {
+        Ok(Ok(result)) => result.map(|()| true),
+        Ok(Err(_)) => Ok(false),
+        Err(_) => {
+            server.abort();
+            Ok(false)
+        }
+    }
+}
+
 /// Anonymous connections by peer address.
 #[derive(Default)]
 struct Peers {

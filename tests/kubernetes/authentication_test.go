@@ -54,10 +54,21 @@ func TestReviewWithoutCredentialRecordsNothing(t *testing.T) {
 	t.Logf("unauthenticated 3 -> 8: %s", strings.TrimSpace(stderr))
 	stdout, stderr, err := scale(admin, "anon", 5)
 	mustAllow(t, "unauthenticated 3 -> 5", stdout, stderr, err)
-	// Nothing was recorded: no cooldown started, so 5 -> 7 (the decision at 5) is admitted too.
-	stdout, stderr, err = scale(admin, "anon", 7)
-	mustAllow(t, "unauthenticated 5 -> 7 (no cooldown recorded)", stdout, stderr, err)
-	lines, err := env.service.auditLines("anon", "admission", 4)
+	// Nothing was recorded: the service still decides at the pushed count (3, not the admitted
+	// 5) and knows no admission (an authenticated review would have made 5 the unit's count and
+	// started the cooldown; TestScaleFollowsTheDecision shows that side).
+	unit, err := env.service.unit("anon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decision, _ := unit["decision"].(map[string]any)
+	if decision["current_replicas"] != float64(3) || decision["desired_replicas"] != float64(5) {
+		t.Errorf("after an unauthenticated 3 -> 5 the unit decides %v", decision)
+	}
+	if last, _ := unit["last_action"].(map[string]any); last["admission"] != nil || last["source"] == "admission" {
+		t.Errorf("an unauthenticated review recorded an admission: %v", last)
+	}
+	lines, err := env.service.auditLines("anon", "admission", 3)
 	if err != nil {
 		t.Fatal(err)
 	}

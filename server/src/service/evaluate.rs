@@ -4,10 +4,21 @@
 #[allow(clippy::wildcard_imports, reason = "the service's own items, split by route")]
 use super::*;
 
+/// What the service reads of one evaluation's decision (its counters, its audit line), parsed once
+/// from the component's JSON; the JSON itself goes on the wire untouched. `None` for an error, or
+/// a decision that cannot be read (counted as nothing, audited without facts).
+pub(super) fn facts(outcome: &Outcome) -> Option<crate::audit::DecisionFacts> {
+    match outcome {
+        Ok(Ok(served)) => crate::audit::DecisionFacts::from_json(&served.evaluated.decision),
+        _ => None,
+    }
+}
+
 /// The audit line of one evaluation: the contract's `unit_ref`, the decision or the error.
 pub(super) fn audit_record(
     request: &str,
     outcome: &Outcome,
+    facts: Option<&crate::audit::DecisionFacts>,
     caller: &crate::audit::Caller,
 ) -> crate::audit::AuditRecord {
     #[derive(serde::Deserialize)]
@@ -23,7 +34,7 @@ pub(super) fn audit_record(
     record.caller = caller.clone();
     match outcome {
         Ok(Ok(served)) => {
-            record = record.decision(crate::audit::DecisionFacts::from_json(&served.evaluated.decision));
+            record = record.decision(facts.cloned());
             record.component_digest = Some(served.evaluated.provenance.component_digest.clone());
         }
         Ok(Err(error)) => {
@@ -77,19 +88,25 @@ pub(super) async fn evaluate(
     let outcomes = blocking(&shared, move || {
         let snapshot = worker.registry.snapshot();
         let outcomes = requests.iter().map(|request| snapshot.evaluate_json(request)).collect::<Vec<Outcome>>();
-        // The audit lines are built here, off the async workers.
+        // Each decision read once, off the async workers, for the counters and the audit lines.
+        let facts = outcomes.iter().map(facts).collect::<Vec<_>>();
         let records = caller.map(|caller| {
-            requests.iter().zip(&outcomes).map(|(request, outcome)| audit_record(request, outcome, &caller)).collect()
+            requests
+                .iter()
+                .zip(&outcomes)
+                .zip(&facts)
+                .map(|((request, outcome), facts)| audit_record(request, outcome, facts.as_ref(), &caller))
+                .collect::<Vec<_>>()
         });
-        (outcomes, records)
+        (outcomes, facts, records)
     })
     .await;
-    let (outcomes, records): (Vec<Outcome>, Option<Vec<crate::audit::AuditRecord>>) = match outcomes {
+    let (outcomes, facts, records) = match outcomes {
         Ok(outcomes) => outcomes,
         Err(response) => return response,
     };
-    for outcome in &outcomes {
-        count(&shared.metrics, outcome);
+    for (outcome, facts) in outcomes.iter().zip(&facts) {
+        count(&shared.metrics, outcome, facts.as_ref());
     }
     if let (Some(audit), Some(records)) = (&shared.config.audit, records)
         && let Err(error) = audit.record_all(&records).await
@@ -117,17 +134,12 @@ pub(super) async fn evaluate(
     }
 }
 
-/// Counts a decision by action and reasons, or an error by code.
-pub(super) fn count(metrics: &Metrics, outcome: &Outcome) {
+/// Counts a decision by action and reasons (its [`facts`]), or an error by code.
+pub(super) fn count(metrics: &Metrics, outcome: &Outcome, facts: Option<&crate::audit::DecisionFacts>) {
     match outcome {
-        Ok(Ok(served)) => {
-            #[derive(serde::Deserialize)]
-            struct Brief {
-                action: String,
-                reasons: Vec<String>,
-            }
-            if let Ok(brief) = serde_json::from_str::<Brief>(&served.evaluated.decision) {
-                metrics.decision(&brief.action, &brief.reasons);
+        Ok(Ok(_)) => {
+            if let Some(facts) = facts {
+                metrics.decision(&facts.action, &facts.reasons);
             }
         }
         Ok(Err(error)) => metrics.error(error.code().as_str()),

@@ -115,8 +115,11 @@ async fn decision(
         record.caller = crate::audit::Caller::peer(peer.as_ref().map(|peer| &peer.0));
         match &decided {
             Ok(decided) => {
-                record =
-                    record.decision(decided.decision_json.as_deref().and_then(crate::audit::DecisionFacts::from_json));
+                // The typed decision the unit decided on: its JSON is not read again.
+                record = record.decision(match &decided.verdict {
+                    UnitVerdict::Decided { decision, .. } => Some(crate::audit::DecisionFacts::of(decision)),
+                    UnitVerdict::NoContract => None,
+                });
                 record.component_digest =
                     decided.provenance.as_ref().map(|provenance| provenance.component_digest.clone());
             }
