@@ -29,6 +29,58 @@ type Request struct {
 	LastActionAt    *time.Time             `json:"last_action_at,omitempty"`
 }
 
+// MarshalJSON writes the request as the evaluator reads it. Go writes a time.Time with up to
+// nine fractional digits, and SPEC's time syntax takes at most six (times are compared at
+// microsecond resolution): every time of the request is written truncated to the microsecond,
+// so time.Now() can be given as it is. The request itself is not changed.
+func (r Request) MarshalJSON() ([]byte, error) {
+	type plain Request // the same fields, without this method
+	out := plain(r)
+	out.Now = microseconds(r.Now)
+	if r.LastActionAt != nil {
+		at := microseconds(*r.LastActionAt)
+		out.LastActionAt = &at
+	}
+	if r.Signal != nil {
+		signal := *r.Signal
+		signal.Observed = signal.Observed.microseconds()
+		out.Signal = &signal
+	}
+	if r.Capacities != nil {
+		out.Capacities = make([]CapacityObservation, len(r.Capacities))
+		for i, capacity := range r.Capacities {
+			capacity.Observed = capacity.Observed.microseconds()
+			out.Capacities[i] = capacity
+		}
+	}
+	if r.Quotas != nil {
+		out.Quotas = make([]QuotaObservation, len(r.Quotas))
+		for i, quota := range r.Quotas {
+			quota.Observed = quota.Observed.microseconds()
+			out.Quotas[i] = quota
+		}
+	}
+	if r.Continuity != nil {
+		continuity := *r.Continuity
+		continuity.Observed = continuity.Observed.microseconds()
+		out.Continuity = &continuity
+	}
+	if r.Safety != nil {
+		safety := *r.Safety
+		safety.Observed = safety.Observed.microseconds()
+		out.Safety = &safety
+	}
+	return json.Marshal(out)
+}
+
+// microseconds is t at SPEC's resolution (and without Go's monotonic clock reading).
+func microseconds(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
+
+func (o Observed) microseconds() Observed {
+	o.ObservedAt, o.ExpiresAt = microseconds(o.ObservedAt), microseconds(o.ExpiresAt)
+	return o
+}
+
 // Contract is a scale unit's contract (SPEC §4.3).
 type Contract struct {
 	SchemaVersion        string             `json:"schema_version,omitempty"`

@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -150,6 +152,27 @@ func (s *service) push(namespace string, observations map[string]any) error {
 		err = fmt.Errorf("push %s: %d %s", namespace, status, body)
 	}
 	return err
+}
+
+// overrides is scale_units_admission_overrides_total of the override group, from /metrics (0
+// before the first).
+func (s *service) overrides(t *testing.T) int {
+	t.Helper()
+	status, body, err := s.request("GET", "/metrics", nil)
+	if err != nil || status != 200 {
+		t.Fatalf("/metrics: %d %v", status, err)
+	}
+	prefix := `scale_units_admission_overrides_total{group="` + overrides + `"} `
+	for _, line := range strings.Split(string(body), "\n") {
+		if count, found := strings.CutPrefix(line, prefix); found {
+			n, err := strconv.Atoi(count)
+			if err != nil {
+				t.Fatalf("/metrics: %q", line)
+			}
+			return n
+		}
+	}
+	return 0
 }
 
 // unit is GET /v1/units/NAMESPACE/gateway, decoded.
