@@ -94,6 +94,15 @@ def stored_by_unit(text):
     return counts
 
 
+def refused_by_cause(text):
+    causes = {}
+    for line in text.splitlines():
+        if line.startswith("scale_units_evidence_refused_total{") and 'cause="' in line:
+            cause = line.split('cause="', 1)[1].split('"', 1)[0]
+            causes[cause] = causes.get(cause, 0) + float(line.rsplit(" ", 1)[1])
+    return causes
+
+
 def age_quantiles(texts):
     buckets = {}
     for text in texts:
@@ -324,6 +333,9 @@ def main():
             "queries": delta("scale_units_evidence_query_seconds_count"),
             "stored": delta("scale_units_evidence_stored_total"),
             "refused": delta("scale_units_evidence_refused_total"),
+            "refused_by_cause": refused_by_cause(after[index]),
+            "query_seconds_mean": round(delta("scale_units_evidence_query_seconds_sum")
+                                        / max(1.0, delta("scale_units_evidence_query_seconds_count")), 3),
             "lease_changes": value(after[index], "scale_units_collect_lease_changes_total"),
         }
     stopped = {}
