@@ -75,8 +75,14 @@ impl Collector {
             if round.is_empty() {
                 continue;
             }
-            let number = stats.rounds.rounds.fetch_add(1, Ordering::Relaxed).saturating_add(1);
-            self.shared.begin_round(number);
+            stats.rounds.rounds.fetch_add(1, Ordering::Relaxed);
+            // Shared answers are asked once per interval, not once per round: a round that takes
+            // longer than the interval has its first units due again before its last ones ran,
+            // and each tick would then start a round; keyed by round, every unit still waiting
+            // asked every shared query anew (at 30 000 units a round never finished).
+            self.shared.begin_round(
+                u64::try_from(now.div_euclid(i64::try_from(interval_ms).unwrap_or(i64::MAX).max(1))).unwrap_or(0),
+            );
             let pending = Arc::new(std::sync::atomic::AtomicUsize::new(round.len()));
             let units = u64::try_from(round.len()).unwrap_or(u64::MAX);
             let (started, reads) = (Instant::now(), stats.reads());

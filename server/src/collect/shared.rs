@@ -1,6 +1,7 @@
 //! Shared queries: one Prometheus query serving many units (an expression aggregated `by` a
-//! label, as prometheus-adapter runs one query per metric for every object), run once per round
-//! (the first unit of a round that needs it asks; the others of the round wait for that answer)
+//! label, as prometheus-adapter runs one query per metric for every object), run once per
+//! collection interval (the first unit of the interval that needs it asks; the others wait for
+//! that answer)
 //! and split by the label's value. Each unit is given only its own series: a value with no
 //! series (`missing_series`) or with several (`several_series`) gives that unit nothing, as a
 //! per-unit query's empty or doubled answer does.
@@ -52,8 +53,9 @@ pub(crate) struct SharedQueries {
 }
 
 impl SharedQueries {
-    /// A new round: the answers of earlier rounds are asked again (a unit of the previous round
-    /// still collecting is given this round's).
+    /// A new interval (`round`: the time divided by the collection interval): the answers of
+    /// earlier intervals are asked again (a unit of an earlier one still collecting is given this
+    /// one's).
     pub(crate) fn begin_round(&self, round: u64) {
         self.round.store(round, Ordering::Relaxed);
     }
