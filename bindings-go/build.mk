@@ -45,7 +45,7 @@ bench-go:
 
 ## The Go rows of `make bench`'s one table: per-call times over batches, as JSON for benches/table.py.
 bench-go-json: component
-	mkdir -p $(SCALE_UNITS_TARGET)/scale-units
-	cd $(GO_DIR) && $(GO) run ./bench -json $(abspath $(SCALE_UNITS_TARGET))/scale-units/bench-go.json
+	mkdir -p $(BENCH_OUT)
+	cd $(GO_DIR) && $(GO) run ./bench -json $(abspath $(BENCH_OUT))/bench-go.json
 
 .DEFAULT_GOAL := $(GO_SAVED_DEFAULT_GOAL)
