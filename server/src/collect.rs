@@ -402,7 +402,7 @@ impl Collector {
             return;
         }
         let mut push = serde_json::Map::new();
-        for collected in results.iter().filter(|collected| collected.source != "replicas") {
+        for collected in pending.iter().filter_map(|&index| results.get(index)) {
             let Ok(Value::Object(fragment)) = &collected.result else { continue };
             for (field, value) in fragment {
                 match (push.get_mut(field), value) {

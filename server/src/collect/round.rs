@@ -25,6 +25,7 @@ impl Collector {
         });
         stats.rounds.leases.store(u64::from(leases.is_some()), Ordering::Relaxed);
         let interval_ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
+        let window_ms = i64::try_from(interval_ms).unwrap_or(i64::MAX).max(1);
         let mut tick = tokio::time::interval(every);
         loop {
             tick.tick().await;
@@ -80,9 +81,7 @@ impl Collector {
             // longer than the interval has its first units due again before its last ones ran,
             // and each tick would then start a round; keyed by round, every unit still waiting
             // asked every shared query anew (at 30 000 units a round never finished).
-            self.shared.begin_round(
-                u64::try_from(now.div_euclid(i64::try_from(interval_ms).unwrap_or(i64::MAX).max(1))).unwrap_or(0),
-            );
+            self.shared.begin_round(u64::try_from(now.div_euclid(window_ms)).unwrap_or(0));
             let pending = Arc::new(std::sync::atomic::AtomicUsize::new(round.len()));
             let units = u64::try_from(round.len()).unwrap_or(u64::MAX);
             let (started, reads) = (Instant::now(), stats.reads());
