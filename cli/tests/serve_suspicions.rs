@@ -256,7 +256,11 @@ async fn a_statefulset_named_like_a_deployments_unit_neither_reads_its_decision_
     let deployment = scale_review("uid-deploy", "shop", "gateway", "deployments", 3, desired);
     let (allowed, message, _, id) = review(address, &deployment).await;
     assert!(allowed && id.is_some(), "{message}");
-    let denied = scale_review("uid-deploy-2", "shop", "gateway", "deployments", 3, 12);
+    // (The Deployment's object has moved on since: a review at the very version and count the
+    // admitted change was judged on would show that change never happened and retract it,
+    // docs/DECISIONS.md "Admitted, then refused".)
+    let mut denied = scale_review("uid-deploy-2", "shop", "gateway", "deployments", 3, 12);
+    denied["request"]["oldObject"]["metadata"]["resourceVersion"] = json!("1235");
     assert!(!review(address, &denied).await.0, "past desired_replicas is denied for the Deployment");
     let (action, _, reasons) = decision_at_3(address, "shop/gateway").await;
     assert_eq!((action.as_str(), reasons.contains("cooldown")), ("hold", true), "{reasons}");

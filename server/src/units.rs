@@ -22,6 +22,12 @@
 //! admitted ([`Units::record_admission`], kept by the ledger: a state folder, Redis or this
 //! process), the `last_action_at` a collector pushed, and the ledger's epoch — the moment from
 //! which it vouches for every admission. Unknown is never "no action ever".
+//!
+//! An admission is not yet a change: the API server may still refuse it. The next authenticated
+//! review of the workload says what the API server holds ([`Units::reconcile_review`]): its
+//! `oldObject` at the version the change was admitted against and at the old count retracts the
+//! admission (its cooldown and its count), at the admitted count confirms it; a collected count
+//! equal to the admitted one confirms it too.
 
 mod catalog;
 mod decide;
@@ -47,7 +53,8 @@ pub use error::UnitError;
 use evidence::Evidence;
 pub use key::UnitKey;
 use ledger::Ledger;
-pub use ledger::{Admission, JOURNAL_MAX_AGE_MS, JOURNAL_MAX_PER_UNIT, Recorded, STATE_FILE};
+pub use ledger::{Admission, JOURNAL_MAX_AGE_MS, JOURNAL_MAX_PER_UNIT, Recorded, STATE_FILE, Settled, Settlement};
+use ledger::{Told, Word};
 pub use stats::EvidenceStats;
 pub use store::Fence;
 use store::Store;
@@ -97,6 +104,41 @@ pub struct AdmittedChange<'a> {
     pub decision_id: Option<&'a str>,
     /// The `AdmissionReview`'s `request.uid`: a second record with it changes nothing.
     pub review_uid: &'a str,
+    /// The `metadata.resourceVersion` of the review's `oldObject` (`None`: not a review, or none
+    /// given): a later review of the object at this version and at `from` retracts the admission.
+    pub resource_version: Option<&'a str>,
+}
+
+/// What an authenticated review says of the unit's workload as the API server holds it: its
+/// `oldObject`, for [`Units::reconcile_review`].
+#[derive(Clone, Copy, Debug)]
+pub struct ReviewedObject<'a> {
+    /// The review's `request.uid` (a replayed review, or the admission's own, says nothing).
+    pub review_uid: &'a str,
+    /// The `oldObject`'s `metadata.resourceVersion`.
+    pub resource_version: Option<&'a str>,
+    /// The `oldObject`'s replica count.
+    pub count: u64,
+}
+
+/// What [`Units::reconcile_review`] learned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reconciled {
+    /// Nothing: the unit's last admission is settled already, or the review cannot tell, and no
+    /// admitted count contradicts it.
+    Unchanged,
+    /// The workload runs the last admission's count: the change happened (a retracted one is
+    /// reinstated: its cooldown and its admitted count again).
+    Confirmed(Admission),
+    /// The object the last admission was admitted against is unchanged, at the old count: the
+    /// change never happened. Its cooldown no longer counts, the review's count is the unit's.
+    Retracted(Admission),
+    /// The admitted count kept for the unit is not the workload's count: the review's count is
+    /// the unit's; the admission, which the review cannot settle, keeps its cooldown.
+    Corrected {
+        /// The admitted count replaced.
+        admitted: u64,
+    },
 }
 
 /// What one scan of the contracts folder changed.
@@ -420,7 +462,17 @@ impl Units {
         if self.catalog.contract(key).is_none() {
             return Err(UnitError::UnknownUnit(key.clone()));
         }
-        self.evidence.put_replicas(key, evidence, fence).await
+        let source_ref = evidence.get("source_ref").and_then(Value::as_str).unwrap_or("collected").to_owned();
+        let (standing, confirms) = self.evidence.put_replicas(key, evidence, fence).await?;
+        // The workload reports the admitted count: the admission happened. A collected old count
+        // never retracts one (it lags behind the change); only a review can.
+        if confirms && let Some(count) = standing.get("count").and_then(Value::as_u64) {
+            let word = Word { review_uid: None, resource_version: None, count, by: source_ref, at_ms: self.now_ms() };
+            if let Err(error) = self.ledger.settle(&key.to_string(), &word).await {
+                tracing::warn!(unit = %key, "the admission cannot be confirmed by the collected count: {error}");
+            }
+        }
+        Ok(standing)
     }
 
     /// The Redis connection of the evidence store, when it is Redis (the collectors' leases).
@@ -493,8 +545,62 @@ impl Units {
             decision_id: change.decision_id.map(str::to_owned),
             review_uid: change.review_uid.to_owned(),
             note: None,
+            resource_version: change.resource_version.map(str::to_owned),
+            settled: None,
         };
         self.ledger.record(&key.to_string(), admission).await
+    }
+
+    /// Learns from an authenticated review what the API server holds of the unit's workload (its
+    /// `oldObject`), before the review is judged. The unit's last admission is settled by it:
+    /// retracted when the object is at the version the change was admitted against and at the
+    /// old count (the change never happened: the cooldowns count from the action before it, the
+    /// review's count is the unit's and no admitted count overrules the collected ones),
+    /// confirmed when it shows the admitted count (a retracted one reinstated). Otherwise an
+    /// admitted count kept for the unit that the review contradicts gives way to the review's
+    /// count. Works the same on every replica sharing the store. Nothing for a unit without a
+    /// contract, a replayed review or the admission's own.
+    ///
+    /// # Errors
+    /// [`UnitError::Store`] when the ledger or the evidence store cannot be read or written.
+    pub async fn reconcile_review(&self, key: &UnitKey, object: ReviewedObject<'_>) -> Result<Reconciled, UnitError> {
+        // A replayed review (the API server retried it) is an admission's own: its `oldObject` is
+        // from before that change.
+        if self.catalog.contract(key).is_none() || self.admitted_review(key, object.review_uid).await?.is_some() {
+            return Ok(Reconciled::Unchanged);
+        }
+        let word = Word {
+            review_uid: Some(object.review_uid.to_owned()),
+            resource_version: object.resource_version.map(str::to_owned),
+            count: object.count,
+            by: format!("review:{}", object.review_uid),
+            at_ms: self.now_ms(),
+        };
+        let told = self.ledger.settle(&key.to_string(), &word).await?;
+        let admitted = self.evidence.admitted_count(key).await?;
+        let max_age_s = self.replicas_max_age_s(key);
+        Ok(match told {
+            Told::Settled(admission) if admission.retracted() => {
+                self.evidence.record_reviewed_count(key, object.count, max_age_s).await?;
+                Reconciled::Retracted(*admission)
+            }
+            Told::Settled(admission) => {
+                if admitted != Some(object.count) {
+                    self.record_admitted_count(key, object.count).await?;
+                }
+                Reconciled::Confirmed(*admission)
+            }
+            // A review read from the version the last admission was judged against shows the
+            // object before that change: nothing of now.
+            Told::FromBefore => Reconciled::Unchanged,
+            Told::Nothing => match admitted {
+                Some(admitted) if admitted != object.count => {
+                    self.evidence.record_reviewed_count(key, object.count, max_age_s).await?;
+                    Reconciled::Corrected { admitted }
+                }
+                _ => Reconciled::Unchanged,
+            },
+        })
     }
 
     /// The admission recorded for review `uid` on the unit, if any (a retried review is answered

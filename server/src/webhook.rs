@@ -19,7 +19,10 @@
 //!
 //! An admitted change is recorded ([`Units::record_admission`]) before the answer leaves; one that
 //! cannot be recorded is denied. A review already admitted (the same uid and change: the API
-//! server retried it) is answered allowed again and recorded once.
+//! server retried it) is answered allowed again and recorded once. An admitted change is not yet
+//! a change (a later webhook, a conflict or validation may still refuse it): before judging, an
+//! authenticated review tells the service what the API server holds of the workload
+//! ([`reconcile`]), which retracts an admission that never happened or confirms one that did.
 //! Only an authenticated review (the service decides: [`AdmissionOptions::unauthenticated`])
 //! records the unit's last scale action, and only outside any dry run; any other is judged and
 //! answered without the decision's id, reasons, bounds or warnings, never breaks glass, never
@@ -41,7 +44,7 @@ use serde_json::Value;
 use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
 use crate::listen::Peer;
 use crate::sources::WorkloadKind;
-use crate::units::{AdmittedChange, UnitKey, UnitVerdict, Units};
+use crate::units::{Admission, AdmittedChange, Reconciled, ReviewedObject, UnitKey, UnitVerdict, Units};
 use input::{ObjectIn, RequestIn, ReviewIn};
 
 /// The audit annotation carrying the decision id of an admitted change (the API server prefixes
@@ -72,6 +75,8 @@ struct Facts {
     component_digest: Option<String>,
     error: Option<ErrorFacts>,
     recovery: bool,
+    /// What the review taught of the unit's last admission ([`reconcile`]).
+    reconciled: Option<Value>,
 }
 
 /// How the webhook judges. [`Default`]: no dry run, no override group.
@@ -126,7 +131,8 @@ pub async fn review(units: &Units, body: &[u8], dry_run: bool) -> Value {
 }
 
 /// Answers one `AdmissionReview` body as `options` say, with its audit line: the review parsed,
-/// the change judged by the gate ([`admit`]), a retried review answered as before ([`replay`]),
+/// what it says of the workload learned ([`reconcile`]), the change judged by the gate
+/// ([`admit`]), a retried review answered as before ([`replay`]),
 /// break glass ([`break_glass`]), the admitted action recorded ([`record`]), the audit line
 /// ([`audit`]), an unauthenticated answer stripped of its reasons ([`redact`]), and the response
 /// ([`respond`]).
@@ -136,10 +142,12 @@ pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions)
         Ok(parsed) => parsed,
         Err(review) => return unanswerable(review),
     };
-    let Judged { mut outcome, changes, facts } = admit(units, &request).await;
+    let reconciled = reconcile(units, options, &request).await;
+    let Judged { mut outcome, changes, mut facts } = admit(units, &request).await;
+    facts.reconciled = reconciled;
     let replayed = replay(units, &request, changes.as_ref(), &facts, &mut outcome).await;
     let overridden = break_glass(options, &request, &facts, &mut outcome);
-    let replayed = replayed.is_some();
+    let replayed = replayed.as_ref();
     record(units, options, &request, changes.as_ref(), &facts, replayed, overridden.is_some(), &mut outcome).await;
     // A recovery is a judgment of the change alone; from a review that did not authenticate it is
     // answered the same, but neither counted nor logged as one.
@@ -172,6 +180,52 @@ async fn parse(body: &[u8]) -> Result<(TypeMeta, RequestIn), Value> {
     let types = TypeMeta { api_version: review.api_version, kind: review.kind };
     let request = review.request.ok_or_else(|| malformed(body, "the AdmissionReview has no request"))?;
     Ok((types, request))
+}
+
+/// What an authenticated review says of the workload as the API server holds it (its `oldObject`)
+/// settles the unit's last admission before the change is judged ([`Units::reconcile_review`]):
+/// the object unchanged since the admission, at its old count, retracts it (the API server refused
+/// that change: no cooldown, no count of a change that never happened); the admitted count
+/// confirms it. Every review of the workload teaches it, a change or not. Not from a review that
+/// did not authenticate (anyone who reaches the port could write its `oldObject`), nor from any
+/// dry run (nothing is recorded then). Returns what the audit line keeps; a store that fails
+/// leaves the admission as it stood, and the judgment is the stricter one.
+async fn reconcile(units: &Units, options: &AdmissionOptions, request: &RequestIn) -> Option<Value> {
+    if options.unauthenticated || options.dry_run || request.dry_run {
+        return None;
+    }
+    let (workload, scale) = target(request)?;
+    let old = request.old_object.as_ref()?;
+    let count = replicas(old, workload, scale).ok()?;
+    let key = UnitKey::new(request.namespace.as_deref()?, request.name.as_str()).ok()?;
+    if units.sources(&key).and_then(|sources| sources.workload).is_some_and(|declared| declared != workload.kind()) {
+        return None;
+    }
+    let resource_version = old.metadata.resource_version.as_deref();
+    let object = ReviewedObject { review_uid: &request.uid, resource_version, count };
+    let settled = |outcome: &str, admission: &Admission| {
+        serde_json::json!({
+            "outcome": outcome,
+            "admission": {"review_uid": admission.review_uid, "from": admission.from, "to": admission.to, "at": admission.at},
+            "count": count,
+            "resource_version": resource_version,
+        })
+    };
+    match units.reconcile_review(&key, object).await {
+        Ok(Reconciled::Unchanged) => None,
+        Ok(Reconciled::Retracted(admission)) => {
+            tracing::info!(unit = %key, review = %request.uid, "the admitted {} -> {} (review {}) never happened: retracted", admission.from, admission.to, admission.review_uid);
+            Some(settled("retracted", &admission))
+        }
+        Ok(Reconciled::Confirmed(admission)) => Some(settled("confirmed", &admission)),
+        Ok(Reconciled::Corrected { admitted }) => Some(
+            serde_json::json!({"outcome": "count_corrected", "admitted": admitted, "count": count, "resource_version": resource_version}),
+        ),
+        Err(error) => {
+            tracing::warn!(unit = %key, "what the review says of the workload cannot be recorded: {error}");
+            Some(serde_json::json!({"outcome": "error", "message": error.to_string()}))
+        }
+    }
 }
 
 /// A review already admitted (the API server retried it) is answered as it was and recorded once:
@@ -244,7 +298,8 @@ fn break_glass(
 /// (a forged 9 -> 1 would start a cooldown), a server-side dry run (`kubectl --dry-run=server`)
 /// changes nothing, and a review that did not authenticate could come from anyone who reaches the
 /// port. A change that cannot be recorded is denied, unless overridden. A replayed review's
-/// action is recorded already; its count is recorded again.
+/// action is recorded already; its count is recorded again, unless a later review showed that
+/// change never happened.
 #[expect(clippy::too_many_arguments, reason = "the review's parts, each read by one rule here")]
 async fn record(
     units: &Units,
@@ -252,14 +307,20 @@ async fn record(
     request: &RequestIn,
     changes: Option<&UnitKey>,
     facts: &Facts,
-    replayed: bool,
+    replayed: Option<&Admission>,
     overridden: bool,
     outcome: &mut Outcome,
 ) {
     let recordable = !options.unauthenticated && !options.dry_run && !request.dry_run;
     let Some(key) = changes.filter(|_| recordable && matches!(outcome, Outcome::Allow { .. })) else { return };
-    let change = admitted_change(&request.uid, facts.change, outcome);
-    if !replayed && let Err(error) = units.record_admission(key, change).await {
+    if replayed.is_some_and(Admission::retracted) {
+        return;
+    }
+    let resource_version = request.old_object.as_ref().and_then(|old| old.metadata.resource_version.as_deref());
+    let change = admitted_change(&request.uid, facts.change, resource_version, outcome);
+    if replayed.is_none()
+        && let Err(error) = units.record_admission(key, change).await
+    {
         let message = format!("scale-units: {key}: the scale action cannot be recorded for its cooldown: {error}");
         match outcome {
             // An override stands: the cooldown is what cannot be kept, and the warning says so.
@@ -327,6 +388,9 @@ fn audit(
         "message": message,
         "authenticated": !options.unauthenticated,
     });
+    if let (Some(reconciled), Some(detail)) = (facts.reconciled, record.detail.as_object_mut()) {
+        detail.insert("reconciled".to_owned(), reconciled);
+    }
     if let (Some(claimed), Some(detail)) = (claimed_user, record.detail.as_object_mut()) {
         detail.insert("unauthenticated_attempt".to_owned(), Value::Bool(true));
         detail.insert("claimed_user".to_owned(), claimed);
@@ -384,10 +448,15 @@ fn respond(types: TypeMeta, uid: String, outcome: Outcome, dry_run: bool) -> Val
 }
 
 /// What the ledger keeps of an admitted review.
-fn admitted_change<'a>(uid: &'a str, change: Option<(u64, u64)>, outcome: &'a Outcome) -> AdmittedChange<'a> {
+fn admitted_change<'a>(
+    uid: &'a str,
+    change: Option<(u64, u64)>,
+    resource_version: Option<&'a str>,
+    outcome: &'a Outcome,
+) -> AdmittedChange<'a> {
     let (from, to) = change.unwrap_or_default();
     let (Outcome::Allow { decision_id, .. } | Outcome::Deny { decision_id, .. }) = outcome;
-    AdmittedChange { from, to, decision_id: decision_id.as_deref(), review_uid: uid }
+    AdmittedChange { from, to, decision_id: decision_id.as_deref(), review_uid: uid, resource_version }
 }
 
 /// A denial for a body that cannot be read as a review, echoing its `request.uid` when there is one.
@@ -435,25 +504,32 @@ impl Workload {
     }
 }
 
+/// The workload whose replica count the review would change, and whether through its `scale`
+/// subresource; `None` for anything else (not judged).
+fn target(request: &RequestIn) -> Option<(Workload, bool)> {
+    if request.operation != Operation::Update {
+        return None;
+    }
+    let workload = match (request.resource.group.as_str(), request.resource.resource.as_str()) {
+        ("apps", "deployments") => Workload::Deployment,
+        ("apps", "statefulsets") => Workload::StatefulSet,
+        _ => return None,
+    };
+    let scale = match request.sub_resource.as_deref() {
+        Some("scale") => true,
+        None | Some("") => false,
+        Some(_) => return None,
+    };
+    Some((workload, scale))
+}
+
 async fn admit(units: &Units, request: &RequestIn) -> Judged {
     let allow = || Judged {
         outcome: Outcome::Allow { warnings: Vec::new(), decision_id: None },
         changes: None,
         facts: Facts::default(),
     };
-    if request.operation != Operation::Update {
-        return allow();
-    }
-    let workload = match (request.resource.group.as_str(), request.resource.resource.as_str()) {
-        ("apps", "deployments") => Workload::Deployment,
-        ("apps", "statefulsets") => Workload::StatefulSet,
-        _ => return allow(),
-    };
-    let scale = match request.sub_resource.as_deref() {
-        Some("scale") => true,
-        None | Some("") => false,
-        Some(_) => return allow(),
-    };
+    let Some((workload, scale)) = target(request) else { return allow() };
     let deny = |message: String| Judged {
         outcome: Outcome::Deny { message: format!("scale-units: {message}"), decision_id: None },
         changes: None,

@@ -167,7 +167,13 @@ async fn the_journal_keeps_one_entry_per_decision_bounded_per_unit_and_by_age() 
         let clock = Arc::clone(&clock);
         async move {
             clock.fetch_add(1, Ordering::SeqCst);
-            let change = AdmittedChange { from: 3, to: 4, decision_id: Some(&decision), review_uid: &uid };
+            let change = AdmittedChange {
+                from: 3,
+                to: 4,
+                decision_id: Some(&decision),
+                review_uid: &uid,
+                resource_version: None,
+            };
             units.record_admission(&unit, change).await.unwrap()
         }
     };
@@ -221,7 +227,8 @@ async fn an_admitted_count_is_the_count_at_once_and_a_stale_push_cannot_revert_i
     assert_eq!(current(units.evaluate(&unit, None).await.unwrap()), (3, "scale_up".to_owned()));
 
     // The webhook admits 3 -> 5: the count is 5 at once (a hold in the cooldown, never 3).
-    let change = AdmittedChange { from: 3, to: 5, decision_id: None, review_uid: "uid-admitted" };
+    let change =
+        AdmittedChange { from: 3, to: 5, decision_id: None, review_uid: "uid-admitted", resource_version: None };
     units.record_admission(&unit, change).await.unwrap();
     units.record_admitted_count(&unit, 5).await.unwrap();
     assert_eq!(current(units.evaluate(&unit, None).await.unwrap()), (5, "hold".to_owned()));

@@ -124,7 +124,13 @@ async fn replicas_share_the_evidence_and_a_redis_restart_blocks() {
     assert_eq!((at_900.action, at_900.desired_replicas), (ActionKind::ScaleUp, 7));
 
     // A scale action admitted by replica A (its webhook records it) starts the cooldown on B too.
-    let change = AdmittedChange { from: 3, to: 5, decision_id: Some("scale-decision:a"), review_uid: "uid-a" };
+    let change = AdmittedChange {
+        from: 3,
+        to: 5,
+        decision_id: Some("scale-decision:a"),
+        review_uid: "uid-a",
+        resource_version: None,
+    };
     assert_eq!(a.record_admission(&unit, change).await.unwrap(), Recorded::New);
     let cooling = decided(b.evaluate(&unit, Some(5)).await.unwrap());
     assert_eq!(cooling.action, ActionKind::Hold);

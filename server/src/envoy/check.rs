@@ -186,7 +186,7 @@ pub async fn check(
             (Some(id), true) => format!("envoy:{id}:{from}->{to}"),
             (None, true) => format!("envoy:{key}:{from}->{to}"),
         };
-        let change = AdmittedChange { from, to, decision_id: id.as_deref(), review_uid: &uid };
+        let change = AdmittedChange { from, to, decision_id: id.as_deref(), review_uid: &uid, resource_version: None };
         if let Err(error) = units.record_admission(&key, change).await {
             let message = format!("scale-units: {key}: the scale action cannot be recorded for its cooldown: {error}");
             record.error = Some(ErrorFacts { code: error.code().to_owned(), message: error.to_string() });

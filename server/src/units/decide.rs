@@ -45,8 +45,11 @@ pub struct LastAction {
     pub at: Option<String>,
     /// Which of the three it is.
     pub source: ActionSource,
-    /// The last admission recorded for the unit.
+    /// The admission the cooldowns count from: the unit's last, or the one before it when the
+    /// last was retracted.
     pub admission: Option<Admission>,
+    /// The unit's last admission, when the API server's later word showed it never happened.
+    pub retracted: Option<Admission>,
     /// The `last_action_at` the collector pushed, as pushed.
     pub pushed: Option<String>,
     /// From when the store vouches for every admission (`None`: no prior actions assumed).
@@ -60,6 +63,7 @@ impl LastAction {
             "at": self.at,
             "source": self.source.as_str(),
             "admission": self.admission,
+            "retracted": self.retracted,
             "pushed": self.pushed,
             "known_since": self.known_since,
         })
@@ -92,7 +96,14 @@ impl LastAction {
             ActionSource::Unknown => epoch_ms.map(format_ms),
             ActionSource::None => None,
         };
-        Self { at, source: best.1, admission: known.last, pushed, known_since: known.epoch_ms.map(format_ms) }
+        Self {
+            at,
+            source: best.1,
+            admission: known.last,
+            retracted: known.retracted,
+            pushed,
+            known_since: known.epoch_ms.map(format_ms),
+        }
     }
 }
 

@@ -56,7 +56,8 @@ impl Evidence {
     /// Stores a collected replica count (`{"count", "observed_at", "expires_at", "source_ref",
     /// …}`) until its `expires_at`, unless the stored count was observed later, or is a count
     /// the webhook admitted that this one does not confirm (the workload and the metrics lag
-    /// behind an admitted change): returns the count that stands.
+    /// behind an admitted change): returns the count that stands, and whether it is a kept
+    /// admitted count that this one confirms.
     ///
     /// # Errors
     /// [`UnitError::UnknownUnit`] without a contract, [`UnitError::InvalidObservations`] for a
@@ -66,7 +67,7 @@ impl Evidence {
         key: &UnitKey,
         evidence: Value,
         fence: Option<&Fence>,
-    ) -> Result<Value, UnitError> {
+    ) -> Result<(Value, bool), UnitError> {
         let invalid = |message: &str| {
             UnitError::InvalidObservations(EvaluationError::new(
                 ErrorCode::InvalidField,
@@ -94,21 +95,57 @@ impl Evidence {
         // A count the webhook admitted overrules reads that contradict it for the contract's
         // cooldown (the workload and its metrics lag behind the change): nothing is stored, and
         // once the admitted count's own evidence expires there is no count at all.
-        if let Some(admitted) = admitted
-            && admitted.get("count") != evidence.get("count")
-        {
-            return Ok(admitted);
-        }
+        let confirms = match admitted {
+            Some(admitted) if admitted.get("count") != evidence.get("count") => return Ok((admitted, false)),
+            Some(_) => true,
+            None => false,
+        };
         // A count observed later than this one stands.
         if let Some(current) = current
             && time(&current, "observed_at").is_some_and(|at| at > observed)
         {
-            return Ok(current);
+            return Ok((current, confirms));
         }
         let write =
             Write { key: slot, value: Some(evidence.to_string()), expires_at_ms: Some(expires.as_millisecond()) };
         self.store.write(vec![write], self.now_ms(), fence).await?;
-        Ok(evidence)
+        Ok((evidence, confirms))
+    }
+
+    /// The count the webhook admitted for the unit, while it is kept.
+    ///
+    /// # Errors
+    /// [`UnitError::Store`] when the store cannot be read.
+    pub(crate) async fn admitted_count(&self, key: &UnitKey) -> Result<Option<u64>, UnitError> {
+        let text = self.store.read(&[admitted_slot(key)], self.now_ms()).await?.into_iter().flatten().next();
+        Ok(text
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .and_then(|value| value.get("count").and_then(Value::as_u64)))
+    }
+
+    /// Records the API server's word on the unit's count (the `oldObject` of a review): the count
+    /// at once (observed now, expiring after the unit's replicas max age), and no admitted count
+    /// overrules the collected ones any more.
+    ///
+    /// # Errors
+    /// [`UnitError::Store`] when the store cannot be written.
+    pub(crate) async fn record_reviewed_count(
+        &self,
+        key: &UnitKey,
+        count: u64,
+        max_age_s: u64,
+    ) -> Result<(), UnitError> {
+        let (value, expires_at_ms) =
+            self.replicas_now(count, &format!("review:{}/{}", key.namespace, key.name), max_age_s);
+        let writes = vec![
+            Write {
+                key: format!("{}replicas", key.store_prefix()),
+                value: Some(value.to_string()),
+                expires_at_ms: Some(expires_at_ms),
+            },
+            Write { key: admitted_slot(key), value: None, expires_at_ms: None },
+        ];
+        self.store.write(writes, self.now_ms(), None).await
     }
 
     /// Records that the webhook admitted `count` replicas now: the unit's count at once

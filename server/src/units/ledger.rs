@@ -7,6 +7,12 @@
 //! default `Durability::Immediate`, an fsync, before the answer leaves), Redis (shared by every
 //! replica; durable only as Redis's AOF makes it), or redb in memory (lost with the process).
 //!
+//! An admission is the webhook's word before the API server has applied the change (another
+//! webhook, a conflict or validation may still refuse it): the API server's later word settles it
+//! ([`Ledger::settle`]). Per unit the ledger also keeps the *prior* action: the last admission
+//! before the current one that was not retracted, from which the cooldowns count when the current
+//! one is retracted.
+//!
 //! Each home has an epoch: the moment from which it vouches for every admission. A unit with no
 //! record has no known action since the epoch, never "no action ever": the cooldown counts from
 //! the epoch. A new state folder, a new process (memory) and a Redis that lost its data (its
@@ -30,6 +36,7 @@ const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 const LAST: TableDefinition<&str, &str> = TableDefinition::new("last_action");
 const JOURNAL: TableDefinition<&str, &str> = TableDefinition::new("journal");
 const REVIEWS: TableDefinition<&str, &str> = TableDefinition::new("reviews");
+const PRIOR: TableDefinition<&str, &str> = TableDefinition::new("prior_action");
 
 /// The state folder's database file.
 pub const STATE_FILE: &str = "scale-units.redb";
@@ -57,6 +64,118 @@ pub struct Admission {
     /// learned it did not know.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The `metadata.resourceVersion` of the review's `oldObject`: the version of the object the
+    /// change was admitted against (`None`: not from a review, or none given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
+    /// What the API server's later word said of the change (`None`: unconfirmed, it stands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<Settled>,
+}
+
+impl Admission {
+    /// Whether the API server's later word showed that the change never happened.
+    pub fn retracted(&self) -> bool {
+        self.settled.as_ref().is_some_and(|settled| settled.state == Settlement::Retracted)
+    }
+}
+
+/// What the API server's word after an admission said of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settled {
+    /// Whether the change happened.
+    pub state: Settlement,
+    /// When the service learned it, RFC 3339 in whole seconds.
+    pub at: String,
+    /// The same, in milliseconds since the Unix epoch.
+    pub at_ms: i64,
+    /// Who said so: `review:<uid>` (a later review's `oldObject`) or a collected count's
+    /// `source_ref`.
+    pub by: String,
+    /// The replica count it showed.
+    pub count: u64,
+}
+
+/// Whether an admitted change happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Settlement {
+    /// The workload runs the admitted count: the change happened (final).
+    Confirmed,
+    /// The object the change was admitted against is still there, unchanged, at the old count: the
+    /// API server refused the change. Its cooldown and count are withdrawn; a later word showing
+    /// the admitted count confirms it after all.
+    Retracted,
+}
+
+/// What a later reading of the workload says: its replica count, and the object version it was
+/// read at.
+#[derive(Clone, Debug)]
+pub(crate) struct Word {
+    /// The review's uid: an admission's own review, or any review already recorded (a replay),
+    /// says nothing. `None` for a collected count.
+    pub(crate) review_uid: Option<String>,
+    /// The `oldObject`'s `metadata.resourceVersion`.
+    pub(crate) resource_version: Option<String>,
+    /// The replica count it shows.
+    pub(crate) count: u64,
+    /// Who says it ([`Settled::by`]).
+    pub(crate) by: String,
+    /// When the service heard it.
+    pub(crate) at_ms: i64,
+}
+
+/// What `word` settles of `last`: confirmed when it shows the admitted count (a retracted change
+/// reinstated: the API server applied it after all); retracted when it shows the count before
+/// the change on the very object version the change was admitted against (the object has not
+/// changed since: the change never happened); nothing else — a confirmed change stays confirmed,
+/// and the old count on another version cannot tell a refused change from one undone since by a
+/// change this service did not record.
+fn judge(last: &Admission, word: &Word) -> Option<Settlement> {
+    if last.from == last.to || word.review_uid.as_deref() == Some(last.review_uid.as_str()) {
+        return None;
+    }
+    let state = last.settled.as_ref().map(|settled| settled.state);
+    if word.count == last.to {
+        return (state != Some(Settlement::Confirmed)).then_some(Settlement::Confirmed);
+    }
+    (word.count == last.from && read_before(last, word) && state.is_none()).then_some(Settlement::Retracted)
+}
+
+/// Whether `word` was read from the object version `last` was admitted against: what the object
+/// was before that change.
+fn read_before(last: &Admission, word: &Word) -> bool {
+    matches!((&last.resource_version, &word.resource_version), (Some(admitted), Some(read)) if admitted == read)
+}
+
+/// What a later reading did to the unit's last admission ([`Ledger::settle`]).
+#[derive(Clone, Debug)]
+pub(crate) enum Told {
+    /// It settled it: the admission as it is now.
+    Settled(Box<Admission>),
+    /// Nothing: it was read from the object version the admission was judged against (a late
+    /// review from before the change, which tells nothing of now).
+    FromBefore,
+    /// Nothing: no admission, a replay, or nothing it can tell.
+    Nothing,
+}
+
+/// `admission` as `word` settles it (`state`).
+fn settled(mut admission: Admission, state: Settlement, word: &Word) -> Admission {
+    admission.settled =
+        Some(Settled { state, at: format_ms(word.at_ms), at_ms: word.at_ms, by: word.by.clone(), count: word.count });
+    admission
+}
+
+/// `text`, a journal or review entry of `admission`, settled as `updated` is (`None`: not its
+/// entry, or unreadable).
+fn settled_entry(text: &str, updated: &Admission) -> Option<String> {
+    let mut entry = serde_json::from_str::<Admission>(text).ok()?;
+    if entry.review_uid != updated.review_uid {
+        return None;
+    }
+    entry.settled.clone_from(&updated.settled);
+    serde_json::to_string(&entry).ok()
 }
 
 /// What [`Units::record_admission`](super::Units::record_admission) did.
@@ -71,7 +190,12 @@ pub enum Recorded {
 /// A unit's last admission as the ledger knows it, and the epoch it vouches from.
 #[derive(Clone, Debug)]
 pub(crate) struct Known {
+    /// The admission the cooldowns count from: the last one, or the prior one when the last was
+    /// retracted (the retracted one itself when the prior cannot be read: never a shorter
+    /// cooldown than the truth).
     pub(crate) last: Option<Admission>,
+    /// The last admission, when it was retracted.
+    pub(crate) retracted: Option<Admission>,
     /// From when the ledger vouches (`None`: the embedder said no unit acted before).
     pub(crate) epoch_ms: Option<i64>,
 }
@@ -135,17 +259,28 @@ impl Ledger {
         match self {
             Self::Redb { db, epoch_ms, .. } => {
                 let (db, key) = (Arc::clone(db), unit.to_owned());
-                let last = blocking(move || redb_last(&db, &key, now_ms)).await?;
-                Ok(Known { last, epoch_ms: *epoch_ms })
+                let (last, prior) = blocking(move || {
+                    let last = redb_last(&db, &key, now_ms)?;
+                    let prior = match &last {
+                        Some(last) if last.retracted() => redb_get(&db, PRIOR, &key)?,
+                        _ => None,
+                    };
+                    Ok((last, prior))
+                })
+                .await?;
+                let (last, retracted) = effective(last, prior.as_deref());
+                Ok(Known { last, retracted, epoch_ms: *epoch_ms })
             }
             Self::Redis { manager, no_prior } => {
                 let mut connection = manager.clone();
                 let key = redis_last_key(unit);
-                let (epoch, last): (Option<i64>, Option<String>) = redis::pipe()
+                let (epoch, last, prior): (Option<i64>, Option<String>, Option<String>) = redis::pipe()
                     .cmd("GET")
                     .arg(REDIS_EPOCH)
                     .cmd("GET")
                     .arg(&key)
+                    .cmd("GET")
+                    .arg(redis_prior_key(unit))
                     .query_async(&mut connection)
                     .await
                     .map_err(|error| redis_error(&error))?;
@@ -170,7 +305,8 @@ impl Ledger {
                         }
                     },
                 };
-                Ok(Known { last, epoch_ms: (!no_prior).then_some(epoch) })
+                let (last, retracted) = effective(last, prior.as_deref());
+                Ok(Known { last, retracted, epoch_ms: (!no_prior).then_some(epoch) })
             }
         }
     }
@@ -219,10 +355,11 @@ impl Ledger {
                 let mut connection = manager.clone();
                 let recorded: i64 = redis::cmd("EVAL")
                     .arg(RECORD_SCRIPT)
-                    .arg(3)
+                    .arg(4)
                     .arg(redis_review_key(unit, &admission.review_uid))
                     .arg(redis_last_key(unit))
                     .arg(redis_journal_key(unit))
+                    .arg(redis_prior_key(unit))
                     .arg(&text)
                     .arg(admission.at_ms)
                     .arg(&entry)
@@ -235,6 +372,28 @@ impl Ledger {
                 }
                 redis_trim(manager, unit).await?;
                 Ok(Recorded::New)
+            }
+        }
+    }
+
+    /// Settles the unit's last admission by a later reading of its workload ([`judge`]): marks
+    /// it confirmed or retracted, in its record, its journal entry and its review entry, at once.
+    /// Returns what it did.
+    pub(crate) async fn settle(&self, unit: &str, word: &Word) -> Result<Told, UnitError> {
+        match self {
+            Self::Redb { db, .. } => {
+                let (db, unit, word) = (Arc::clone(db), unit.to_owned(), word.clone());
+                blocking(move || redb_settle(&db, &unit, &word)).await
+            }
+            Self::Redis { manager, .. } => {
+                // Compare-and-set on the record's text: a record changed in between (an admission,
+                // another replica settling it) is read and judged again.
+                for _ in 0..3 {
+                    if let Some(told) = redis_settle(manager, unit, word).await? {
+                        return Ok(told);
+                    }
+                }
+                Ok(Told::Nothing)
             }
         }
     }
@@ -280,7 +439,33 @@ fn unreadable(now_ms: i64, why: &str) -> Admission {
         decision_id: None,
         review_uid: String::new(),
         note: Some(format!("replaces a record that could not be read ({why})")),
+        resource_version: None,
+        settled: None,
     }
+}
+
+/// The admission the cooldowns count from, and the last one when it was retracted: its prior
+/// (none: the epoch), or itself when the prior cannot be read.
+fn effective(last: Option<Admission>, prior: Option<&str>) -> (Option<Admission>, Option<Admission>) {
+    match last {
+        Some(last) if last.retracted() => match prior.map(serde_json::from_str::<Admission>) {
+            None => (None, Some(last)),
+            Some(Ok(prior)) => (Some(prior), Some(last)),
+            Some(Err(_)) => (Some(last), None),
+        },
+        last => (last, None),
+    }
+}
+
+fn redb_get(
+    db: &Database,
+    table: TableDefinition<'static, &'static str, &'static str>,
+    key: &str,
+) -> Result<Option<String>, UnitError> {
+    let read = db.begin_read().map_err(|error| store_error("read")(error.into()))?;
+    let table = read.open_table(table).map_err(|error| store_error("read")(error.into()))?;
+    let value = table.get(key).map_err(|error| store_error("read")(error.into()))?;
+    Ok(value.map(|value| value.value().to_owned()))
 }
 
 /// `ms` as RFC 3339 in whole seconds, `Z`.
@@ -329,7 +514,7 @@ fn open_epoch(db: &Database, now_ms: i64) -> Result<i64, UnitError> {
         }
     };
     // Also creates every table, so that readers never meet a missing one.
-    for table in [LAST, JOURNAL, REVIEWS] {
+    for table in [LAST, JOURNAL, REVIEWS, PRIOR] {
         write.open_table(table).map_err(|error| store_error("start")(error.into()))?;
     }
     write.commit().map_err(|error| store_error("start")(error.into()))?;
@@ -379,14 +564,26 @@ fn redb_record(
         prune(&mut reviews, unit, admission.at_ms).map_err(&fail)?;
 
         let mut last = write.open_table(LAST).map_err(|error| fail(error.into()))?;
-        let later = match last.get(unit).map_err(|error| fail(error.into()))? {
-            Some(held) => {
-                serde_json::from_str::<Admission>(held.value()).map_or(true, |held| held.at_ms <= admission.at_ms)
-            }
-            None => true,
+        let held = last.get(unit).map_err(|error| fail(error.into()))?.map(|held| held.value().to_owned());
+        let parsed = held.as_deref().map(serde_json::from_str::<Admission>);
+        let later = match &parsed {
+            Some(Ok(held)) => held.at_ms <= admission.at_ms,
+            Some(Err(_)) | None => true,
         };
         if later {
             last.insert(unit, text).map_err(|error| fail(error.into()))?;
+            // The action the cooldowns fall back to should this one be retracted: the one it
+            // replaces, unless that one was retracted (then its own prior stays).
+            let mut prior = write.open_table(PRIOR).map_err(|error| fail(error.into()))?;
+            match (&held, &parsed) {
+                (Some(_), Some(Ok(held))) if held.retracted() => {}
+                (Some(held), _) => {
+                    prior.insert(unit, held.as_str()).map_err(|error| fail(error.into()))?;
+                }
+                (None, _) => {
+                    prior.remove(unit).map_err(|error| fail(error.into()))?;
+                }
+            }
         }
 
         let mut journal = write.open_table(JOURNAL).map_err(|error| fail(error.into()))?;
@@ -399,6 +596,114 @@ fn redb_record(
     // Durability::Immediate (redb's default): the commit returns once the file is synced.
     write.commit().map_err(|error| fail(error.into()))?;
     Ok(Recorded::New)
+}
+
+fn redb_settle(db: &Database, unit: &str, word: &Word) -> Result<Told, UnitError> {
+    let fail = store_error("settle the admission");
+    // Judged on a read first: a collected count that settles nothing takes no write lock.
+    let read = |table, key: &str| redb_get(db, table, key);
+    if let Some(uid) = &word.review_uid
+        && read(REVIEWS, &format!("{}{uid}", prefix(unit)))?.is_some()
+    {
+        return Ok(Told::Nothing);
+    }
+    let Some(last) = read(LAST, unit)?.and_then(|text| serde_json::from_str::<Admission>(&text).ok()) else {
+        return Ok(Told::Nothing);
+    };
+    if judge(&last, word).is_none() {
+        return Ok(unsettled(&last, word));
+    }
+    let write = db.begin_write().map_err(|error| fail(error.into()))?;
+    let updated = {
+        let mut records = write.open_table(LAST).map_err(|error| fail(error.into()))?;
+        let held = records.get(unit).map_err(|error| fail(error.into()))?.map(|held| held.value().to_owned());
+        let Some(last) = held.and_then(|text| serde_json::from_str::<Admission>(&text).ok()) else {
+            return Ok(Told::Nothing);
+        };
+        let Some(state) = judge(&last, word) else { return Ok(unsettled(&last, word)) };
+        let updated = settled(last, state, word);
+        records.insert(unit, to_json(&updated)?.as_str()).map_err(|error| fail(error.into()))?;
+        for (table, key) in [
+            (JOURNAL, format!("{}{}", prefix(unit), journal_key(&updated))),
+            (REVIEWS, format!("{}{}", prefix(unit), updated.review_uid)),
+        ] {
+            let mut entries = write.open_table(table).map_err(|error| fail(error.into()))?;
+            let entry =
+                entries.get(key.as_str()).map_err(|error| fail(error.into()))?.map(|text| text.value().to_owned());
+            if let Some(text) = entry.as_deref().and_then(|text| settled_entry(text, &updated)) {
+                entries.insert(key.as_str(), text.as_str()).map_err(|error| fail(error.into()))?;
+            }
+        }
+        updated
+    };
+    write.commit().map_err(|error| fail(error.into()))?;
+    Ok(Told::Settled(Box::new(updated)))
+}
+
+/// What a reading that settles nothing tells.
+fn unsettled(last: &Admission, word: &Word) -> Told {
+    if read_before(last, word) { Told::FromBefore } else { Told::Nothing }
+}
+
+/// One compare-and-set round of [`Ledger::settle`] in Redis: `None` when the record changed
+/// between the read and the write (judge again), else what was settled.
+async fn redis_settle(manager: &ConnectionManager, unit: &str, word: &Word) -> Result<Option<Told>, UnitError> {
+    let mut connection = manager.clone();
+    let held: Option<String> = match &word.review_uid {
+        // A review already recorded (a replay) says nothing.
+        Some(uid) => {
+            let (held, replayed): (Option<String>, bool) = redis::pipe()
+                .cmd("GET")
+                .arg(redis_last_key(unit))
+                .cmd("EXISTS")
+                .arg(redis_review_key(unit, uid))
+                .query_async(&mut connection)
+                .await
+                .map_err(|error| redis_error(&error))?;
+            held.filter(|_| !replayed)
+        }
+        None => redis::cmd("GET")
+            .arg(redis_last_key(unit))
+            .query_async(&mut connection)
+            .await
+            .map_err(|error| redis_error(&error))?,
+    };
+    let Some(held) = held else { return Ok(Some(Told::Nothing)) };
+    let Some(last) = serde_json::from_str::<Admission>(&held).ok() else { return Ok(Some(Told::Nothing)) };
+    let Some(state) = judge(&last, word) else { return Ok(Some(unsettled(&last, word))) };
+    let updated = settled(last, state, word);
+    let (field, review) = (journal_key(&updated), redis_review_key(unit, &updated.review_uid));
+    let (entry, reviewed): (Option<String>, Option<String>) = redis::pipe()
+        .cmd("HGET")
+        .arg(redis_journal_key(unit))
+        .arg(&field)
+        .cmd("GET")
+        .arg(&review)
+        .query_async(&mut connection)
+        .await
+        .map_err(|error| redis_error(&error))?;
+    let pair = |text: Option<String>| match text.as_deref().and_then(|text| settled_entry(text, &updated)) {
+        Some(new) => (text.unwrap_or_default(), new),
+        None => (String::new(), String::new()),
+    };
+    let ((entry, new_entry), (reviewed, new_review)) = (pair(entry), pair(reviewed));
+    let written: i64 = redis::cmd("EVAL")
+        .arg(SETTLE_SCRIPT)
+        .arg(3)
+        .arg(redis_last_key(unit))
+        .arg(redis_journal_key(unit))
+        .arg(&review)
+        .arg(&held)
+        .arg(to_json(&updated)?)
+        .arg(&field)
+        .arg(entry)
+        .arg(new_entry)
+        .arg(reviewed)
+        .arg(new_review)
+        .query_async(&mut connection)
+        .await
+        .map_err(|error| redis_error(&error))?;
+    Ok((written == 1).then_some(Told::Settled(Box::new(updated))))
 }
 
 /// The `(key, value)` pairs of one unit in `table`.
@@ -442,6 +747,10 @@ fn redis_last_key(unit: &str) -> String {
 
 fn redis_journal_key(unit: &str) -> String {
     format!("scale-units:{{{unit}}}:journal")
+}
+
+fn redis_prior_key(unit: &str) -> String {
+    format!("scale-units:{{{unit}}}:prior")
 }
 
 fn redis_review_key(unit: &str, uid: &str) -> String {
@@ -491,21 +800,50 @@ async fn redis_trim(manager: &ConnectionManager, unit: &str) -> Result<(), UnitE
     Ok(())
 }
 
-/// KEYS: the review uid's key, the unit's last admission, the unit's journal. ARGV: the
-/// admission's JSON, its time in ms, its journal field, the age bound in ms. Returns 0 for a
-/// replayed review (nothing written), else 1. One script: atomic on the unit's shard.
+/// KEYS: the review uid's key, the unit's last admission, the unit's journal, the unit's prior
+/// action. ARGV: the admission's JSON, its time in ms, its journal field, the age bound in ms.
+/// Returns 0 for a replayed review (nothing written), else 1. One script: atomic on the unit's
+/// shard. The replaced admission becomes the prior action, unless it was retracted (then the
+/// prior stays).
 const RECORD_SCRIPT: &str = r"
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[4]) then return 0 end
 local held = redis.call('GET', KEYS[2])
 local later = true
+local retracted = false
 if held then
   local ok, doc = pcall(cjson.decode, held)
   if ok and type(doc) == 'table' and tonumber(doc.at_ms) and tonumber(doc.at_ms) > tonumber(ARGV[2]) then
     later = false
   end
+  if ok and type(doc) == 'table' and type(doc.settled) == 'table' and doc.settled.state == 'retracted' then
+    retracted = true
+  end
 end
-if later then redis.call('SET', KEYS[2], ARGV[1]) end
+if later then
+  if not held then
+    redis.call('DEL', KEYS[4])
+  elseif not retracted then
+    redis.call('SET', KEYS[4], held)
+  end
+  redis.call('SET', KEYS[2], ARGV[1])
+end
 redis.call('HSETNX', KEYS[3], ARGV[3], ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
+return 1
+";
+
+/// KEYS: the unit's last admission, its journal, the settled admission's review entry. ARGV: the
+/// record as read, the settled record, the journal field, the entry as read and settled (empty:
+/// not the admission's), the review entry as read and settled (likewise). Returns 0, writing
+/// nothing, when the record is no longer the one read; else 1.
+const SETTLE_SCRIPT: &str = r"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+if ARGV[4] ~= '' and redis.call('HGET', KEYS[2], ARGV[3]) == ARGV[4] then
+  redis.call('HSET', KEYS[2], ARGV[3], ARGV[5])
+end
+if ARGV[6] ~= '' and redis.call('GET', KEYS[3]) == ARGV[6] then
+  redis.call('SET', KEYS[3], ARGV[7], 'KEEPTTL')
+end
 return 1
 ";

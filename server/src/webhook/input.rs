@@ -61,8 +61,8 @@ pub(super) struct UserIn {
     pub(super) groups: Option<Vec<String>>,
 }
 
-/// An object of a review (a `Scale`, a Deployment, a StatefulSet): its replica count and the
-/// override annotations, nothing else.
+/// An object of a review (a `Scale`, a Deployment, a StatefulSet): its replica count, its
+/// version and the override annotations, nothing else.
 #[derive(Deserialize)]
 pub(super) struct ObjectIn {
     #[serde(default)]
@@ -72,9 +72,14 @@ pub(super) struct ObjectIn {
 }
 
 #[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(super) struct MetadataIn {
     #[serde(default, deserialize_with = "override_annotations")]
     pub(super) annotations: Option<BTreeMap<String, String>>,
+    /// The object's version (for a `Scale`, its workload's): what an admission was judged
+    /// against, and what tells a later review whether the object changed since.
+    #[serde(default)]
+    pub(super) resource_version: Option<String>,
 }
 
 #[derive(Deserialize)]
