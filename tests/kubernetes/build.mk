@@ -5,7 +5,9 @@
 #                          v3.7.0) into target/kubernetes/bin, and copies the CRDs of cert-manager
 #                          and KEDA from their modules on the Go module proxy into
 #                          target/kubernetes/crds (deploy/kubernetes uses their kinds); builds the
-#                          Go example controller (bindings-go/examples/controller, its own go.mod)
+#                          Go example controller (bindings-go/examples/controller, its own go.mod),
+#                          and KEDA v2.21's operator and metrics adapter from tests/kubernetes/keda
+#                          (a module of its own) for the HPA scenario
 #   make test-kubernetes   the real `scale-units serve` as webhook of that control plane:
 #                          go test -count=1 ./... (the scenarios in tests/kubernetes/*_test.go)
 #   make kubernetes-lint   gofmt and go vet of the module
@@ -32,6 +34,8 @@ kubernetes-setup:
 	  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
 	cd $(K8S_DIR) && $(GO) build -o $(K8S_BIN)/etcd go.etcd.io/etcd/server/v3
 	cd bindings-go/examples/controller && $(GO) build -o $(K8S_BIN)/scale-units-controller .
+	cd $(K8S_DIR)/keda && $(GO) build -o $(K8S_BIN)/keda-operator github.com/kedacore/keda/v2/cmd/operator
+	cd $(K8S_DIR)/keda && $(GO) build -o $(K8S_BIN)/keda-adapter github.com/kedacore/keda/v2/cmd/adapter
 	cd $(K8S_TARGET)/kubernetes && \
 	  cm=$$($(GO) mod download -json $(K8S_CERT_MANAGER) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
 	  keda=$$($(GO) mod download -json $(K8S_KEDA) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \

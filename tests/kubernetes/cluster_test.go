@@ -2,8 +2,10 @@
 // kube-apiserver and kube-controller-manager (deployment, replicaset, horizontal-pod-autoscaler
 // and serviceaccount controllers) built from k8s.io/kubernetes v1.37.2 by `make
 // kubernetes-setup`, kubectl from the same module, and the real `scale-units serve` as the
-// validating admission webhook and KEDA scaler. No kubelet: pods stay pending, and a
-// Deployment's scale still moves. TestMain starts everything once and stops it at the end; a
+// validating admission webhook and KEDA scaler; for the HPA scenario (hpa_test.go) KEDA v2.21's
+// operator and metrics adapter, built from the module proxy (tests/kubernetes/keda), behind the
+// API server's aggregation layer. No kubelet: pods stay pending, and a Deployment's scale still
+// moves. TestMain starts everything once and stops it at the end; a
 // component that cannot start fails the run with the reason.
 package kubernetes
 
@@ -37,8 +39,11 @@ type cluster struct {
 	kubectlBin string
 
 	clusterCA, webhookCA, apiserverClientCA *authority
-	kubeconfigs                             map[string]string
-	webhookCert, webhookKey                 string
+	// The aggregator's client CA (--requestheader-client-ca-file): what KEDA's metrics adapter
+	// trusts for the API server's proxied requests.
+	frontProxyCA            *authority
+	kubeconfigs             map[string]string
+	webhookCert, webhookKey string
 
 	etcd, apiserver, controllers *process
 	service                      *service
@@ -168,6 +173,9 @@ func (c *cluster) makePKI() error {
 	if c.apiserverClientCA, err = newAuthority("apiserver-webhook-client-ca"); err != nil {
 		return err
 	}
+	if c.frontProxyCA, err = newAuthority("front-proxy-ca"); err != nil {
+		return err
+	}
 	if c.webhookCert, c.webhookKey, err = c.webhookCA.writeIssued(pki, "webhook", nil, true); err != nil {
 		return err
 	}
@@ -175,6 +183,7 @@ func (c *cluster) makePKI() error {
 		"cluster-ca.crt":                  c.clusterCA.certPEM,
 		"webhook-ca.crt":                  c.webhookCA.certPEM,
 		"apiserver-webhook-client-ca.crt": c.apiserverClientCA.certPEM,
+		"front-proxy-ca.crt":              c.frontProxyCA.certPEM,
 	} {
 		if err := os.WriteFile(filepath.Join(pki, file), data, 0o600); err != nil {
 			return err
@@ -217,6 +226,10 @@ func (c *cluster) startAPIServer() error {
 	if err != nil {
 		return err
 	}
+	proxyClient, proxyClientKey, err := c.frontProxyCA.writeIssued(pki, "front-proxy-client", nil, false)
+	if err != nil {
+		return err
+	}
 	admission, err := c.writeAdmissionConfig()
 	if err != nil {
 		return err
@@ -243,6 +256,14 @@ func (c *cluster) startAPIServer() error {
 		"--endpoint-reconciler-type", "none",
 		"--cert-dir", filepath.Join(c.dir, "apiserver-certs"),
 		"--admission-control-config-file", admission,
+		// The aggregation layer, as kubeadm sets it up: KEDA's external metrics API is served
+		// through it (hpa_test.go).
+		"--requestheader-client-ca-file", c.pki("front-proxy-ca.crt"),
+		"--requestheader-allowed-names", "front-proxy-client",
+		"--requestheader-username-headers", "X-Remote-User",
+		"--requestheader-group-headers", "X-Remote-Group",
+		"--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+		"--proxy-client-cert-file", proxyClient, "--proxy-client-key-file", proxyClientKey,
 	}, nil)
 	if err != nil {
 		return err

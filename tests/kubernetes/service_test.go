@@ -28,7 +28,7 @@ func execCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
 }
 
 // The units of the scenarios, one namespace each so that no scenario sees another's cooldown.
-var units = []string{"shop", "edit", "frozen", "anon", "later", "down"}
+var units = []string{"shop", "edit", "frozen", "anon", "later", "down", "autoscaled"}
 
 // service is the real `scale-units serve`: HTTPS webhook (its certificate from the webhook CA),
 // admission reviews authenticated by the API server's client certificate (--webhook-client-ca),
