@@ -36,6 +36,7 @@ mod evidence;
 mod key;
 mod ledger;
 mod push;
+mod reconcile;
 mod stats;
 mod store;
 
@@ -52,9 +53,9 @@ pub use decide::{ActionSource, LastAction};
 pub use error::UnitError;
 use evidence::Evidence;
 pub use key::UnitKey;
-use ledger::Ledger;
 pub use ledger::{Admission, JOURNAL_MAX_AGE_MS, JOURNAL_MAX_PER_UNIT, Recorded, STATE_FILE, Settled, Settlement};
-use ledger::{Told, Word};
+use ledger::{Ledger, Word};
+pub use reconcile::{Reconciled, ReviewedObject};
 pub use stats::EvidenceStats;
 pub use store::Fence;
 use store::Store;
@@ -107,38 +108,6 @@ pub struct AdmittedChange<'a> {
     /// The `metadata.resourceVersion` of the review's `oldObject` (`None`: not a review, or none
     /// given): a later review of the object at this version and at `from` retracts the admission.
     pub resource_version: Option<&'a str>,
-}
-
-/// What an authenticated review says of the unit's workload as the API server holds it: its
-/// `oldObject`, for [`Units::reconcile_review`].
-#[derive(Clone, Copy, Debug)]
-pub struct ReviewedObject<'a> {
-    /// The review's `request.uid` (a replayed review, or the admission's own, says nothing).
-    pub review_uid: &'a str,
-    /// The `oldObject`'s `metadata.resourceVersion`.
-    pub resource_version: Option<&'a str>,
-    /// The `oldObject`'s replica count.
-    pub count: u64,
-}
-
-/// What [`Units::reconcile_review`] learned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reconciled {
-    /// Nothing: the unit's last admission is settled already, or the review cannot tell, and no
-    /// admitted count contradicts it.
-    Unchanged,
-    /// The workload runs the last admission's count: the change happened (a retracted one is
-    /// reinstated: its cooldown and its admitted count again).
-    Confirmed(Admission),
-    /// The object the last admission was admitted against is unchanged, at the old count: the
-    /// change never happened. Its cooldown no longer counts, the review's count is the unit's.
-    Retracted(Admission),
-    /// The admitted count kept for the unit is not the workload's count: the review's count is
-    /// the unit's; the admission, which the review cannot settle, keeps its cooldown.
-    Corrected {
-        /// The admitted count replaced.
-        admitted: u64,
-    },
 }
 
 /// What one scan of the contracts folder changed.
@@ -549,58 +518,6 @@ impl Units {
             settled: None,
         };
         self.ledger.record(&key.to_string(), admission).await
-    }
-
-    /// Learns from an authenticated review what the API server holds of the unit's workload (its
-    /// `oldObject`), before the review is judged. The unit's last admission is settled by it:
-    /// retracted when the object is at the version the change was admitted against and at the
-    /// old count (the change never happened: the cooldowns count from the action before it, the
-    /// review's count is the unit's and no admitted count overrules the collected ones),
-    /// confirmed when it shows the admitted count (a retracted one reinstated). Otherwise an
-    /// admitted count kept for the unit that the review contradicts gives way to the review's
-    /// count. Works the same on every replica sharing the store. Nothing for a unit without a
-    /// contract, a replayed review or the admission's own.
-    ///
-    /// # Errors
-    /// [`UnitError::Store`] when the ledger or the evidence store cannot be read or written.
-    pub async fn reconcile_review(&self, key: &UnitKey, object: ReviewedObject<'_>) -> Result<Reconciled, UnitError> {
-        // A replayed review (the API server retried it) is an admission's own: its `oldObject` is
-        // from before that change.
-        if self.catalog.contract(key).is_none() || self.admitted_review(key, object.review_uid).await?.is_some() {
-            return Ok(Reconciled::Unchanged);
-        }
-        let word = Word {
-            review_uid: Some(object.review_uid.to_owned()),
-            resource_version: object.resource_version.map(str::to_owned),
-            count: object.count,
-            by: format!("review:{}", object.review_uid),
-            at_ms: self.now_ms(),
-        };
-        let told = self.ledger.settle(&key.to_string(), &word).await?;
-        let admitted = self.evidence.admitted_count(key).await?;
-        let max_age_s = self.replicas_max_age_s(key);
-        Ok(match told {
-            Told::Settled(admission) if admission.retracted() => {
-                self.evidence.record_reviewed_count(key, object.count, max_age_s).await?;
-                Reconciled::Retracted(*admission)
-            }
-            Told::Settled(admission) => {
-                if admitted != Some(object.count) {
-                    self.record_admitted_count(key, object.count).await?;
-                }
-                Reconciled::Confirmed(*admission)
-            }
-            // A review read from the version the last admission was judged against shows the
-            // object before that change: nothing of now.
-            Told::FromBefore => Reconciled::Unchanged,
-            Told::Nothing => match admitted {
-                Some(admitted) if admitted != object.count => {
-                    self.evidence.record_reviewed_count(key, object.count, max_age_s).await?;
-                    Reconciled::Corrected { admitted }
-                }
-                _ => Reconciled::Unchanged,
-            },
-        })
     }
 
     /// The admission recorded for review `uid` on the unit, if any (a retried review is answered

@@ -34,6 +34,7 @@
 
 pub mod breakglass;
 mod input;
+mod reconcile;
 
 use kube_core::TypeMeta;
 use kube_core::admission::{AdmissionResponse, Operation};
@@ -44,8 +45,9 @@ use serde_json::Value;
 use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
 use crate::listen::Peer;
 use crate::sources::WorkloadKind;
-use crate::units::{Admission, AdmittedChange, Reconciled, ReviewedObject, UnitKey, UnitVerdict, Units};
+use crate::units::{Admission, AdmittedChange, UnitKey, UnitVerdict, Units};
 use input::{ObjectIn, RequestIn, ReviewIn};
+use reconcile::reconcile;
 
 /// The audit annotation carrying the decision id of an admitted change (the API server prefixes
 /// it with the webhook's name).
@@ -180,52 +182,6 @@ async fn parse(body: &[u8]) -> Result<(TypeMeta, RequestIn), Value> {
     let types = TypeMeta { api_version: review.api_version, kind: review.kind };
     let request = review.request.ok_or_else(|| malformed(body, "the AdmissionReview has no request"))?;
     Ok((types, request))
-}
-
-/// What an authenticated review says of the workload as the API server holds it (its `oldObject`)
-/// settles the unit's last admission before the change is judged ([`Units::reconcile_review`]):
-/// the object unchanged since the admission, at its old count, retracts it (the API server refused
-/// that change: no cooldown, no count of a change that never happened); the admitted count
-/// confirms it. Every review of the workload teaches it, a change or not. Not from a review that
-/// did not authenticate (anyone who reaches the port could write its `oldObject`), nor from any
-/// dry run (nothing is recorded then). Returns what the audit line keeps; a store that fails
-/// leaves the admission as it stood, and the judgment is the stricter one.
-async fn reconcile(units: &Units, options: &AdmissionOptions, request: &RequestIn) -> Option<Value> {
-    if options.unauthenticated || options.dry_run || request.dry_run {
-        return None;
-    }
-    let (workload, scale) = target(request)?;
-    let old = request.old_object.as_ref()?;
-    let count = replicas(old, workload, scale).ok()?;
-    let key = UnitKey::new(request.namespace.as_deref()?, request.name.as_str()).ok()?;
-    if units.sources(&key).and_then(|sources| sources.workload).is_some_and(|declared| declared != workload.kind()) {
-        return None;
-    }
-    let resource_version = old.metadata.resource_version.as_deref();
-    let object = ReviewedObject { review_uid: &request.uid, resource_version, count };
-    let settled = |outcome: &str, admission: &Admission| {
-        serde_json::json!({
-            "outcome": outcome,
-            "admission": {"review_uid": admission.review_uid, "from": admission.from, "to": admission.to, "at": admission.at},
-            "count": count,
-            "resource_version": resource_version,
-        })
-    };
-    match units.reconcile_review(&key, object).await {
-        Ok(Reconciled::Unchanged) => None,
-        Ok(Reconciled::Retracted(admission)) => {
-            tracing::info!(unit = %key, review = %request.uid, "the admitted {} -> {} (review {}) never happened: retracted", admission.from, admission.to, admission.review_uid);
-            Some(settled("retracted", &admission))
-        }
-        Ok(Reconciled::Confirmed(admission)) => Some(settled("confirmed", &admission)),
-        Ok(Reconciled::Corrected { admitted }) => Some(
-            serde_json::json!({"outcome": "count_corrected", "admitted": admitted, "count": count, "resource_version": resource_version}),
-        ),
-        Err(error) => {
-            tracing::warn!(unit = %key, "what the review says of the workload cannot be recorded: {error}");
-            Some(serde_json::json!({"outcome": "error", "message": error.to_string()}))
-        }
-    }
 }
 
 /// A review already admitted (the API server retried it) is answered as it was and recorded once:

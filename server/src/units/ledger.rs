@@ -6,6 +6,8 @@
 //! Three homes, one contract: a redb file in a state folder (each admission committed with redb's
 //! default `Durability::Immediate`, an fsync, before the answer leaves), Redis (shared by every
 //! replica; durable only as Redis's AOF makes it), or redb in memory (lost with the process).
+//! Each home's reads and writes are in `ledger/redb_store.rs` and `ledger/redis_store.rs`; what
+//! they share (the records, how a reading settles an admission) is here.
 //!
 //! An admission is the webhook's word before the API server has applied the change (another
 //! webhook, a conflict or validation may still refuse it): the API server's later word settles it
@@ -21,29 +23,28 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, ReadableDatabase};
 use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 
 use super::UnitError;
+
+mod redb_store;
+mod redis_store;
+
+use redb_store::{JOURNAL, PRIOR, REVIEWS, open_epoch, range_of, redb_get, redb_last, redb_record, redb_settle};
+use redis_store::{
+    RECORD_SCRIPT, REDIS_EPOCH, redis_epoch, redis_journal_key, redis_last_key, redis_prior_key, redis_review_key,
+    redis_settle, redis_trim,
+};
 
 /// Most journal entries (and remembered review uids) kept per unit.
 pub const JOURNAL_MAX_PER_UNIT: usize = 64;
 /// Journal entries and review uids older than this (7 days, in milliseconds) are dropped.
 pub const JOURNAL_MAX_AGE_MS: i64 = 7 * 24 * 3600 * 1000;
 
-const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
-const LAST: TableDefinition<&str, &str> = TableDefinition::new("last_action");
-const JOURNAL: TableDefinition<&str, &str> = TableDefinition::new("journal");
-const REVIEWS: TableDefinition<&str, &str> = TableDefinition::new("reviews");
-const PRIOR: TableDefinition<&str, &str> = TableDefinition::new("prior_action");
-
 /// The state folder's database file.
 pub const STATE_FILE: &str = "scale-units.redb";
-
-/// The Redis key of the epoch (no hash tag: read beside one unit's keys only on a single node; on
-/// a cluster it is read on its own).
-const REDIS_EPOCH: &str = "scale-units:epoch";
 
 /// One admitted change of a unit's replica count.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -457,17 +458,6 @@ fn effective(last: Option<Admission>, prior: Option<&str>) -> (Option<Admission>
     }
 }
 
-fn redb_get(
-    db: &Database,
-    table: TableDefinition<'static, &'static str, &'static str>,
-    key: &str,
-) -> Result<Option<String>, UnitError> {
-    let read = db.begin_read().map_err(|error| store_error("read")(error.into()))?;
-    let table = read.open_table(table).map_err(|error| store_error("read")(error.into()))?;
-    let value = table.get(key).map_err(|error| store_error("read")(error.into()))?;
-    Ok(value.map(|value| value.value().to_owned()))
-}
-
 /// `ms` as RFC 3339 in whole seconds, `Z`.
 pub(crate) fn format_ms(ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ms)
@@ -495,355 +485,7 @@ async fn blocking<T: Send + 'static>(
         .map_err(|error| UnitError::Store(format!("the state store task failed: {error}")))?
 }
 
-/// The epoch of a redb ledger: the one it holds, else `now_ms`, written.
-fn open_epoch(db: &Database, now_ms: i64) -> Result<i64, UnitError> {
-    let write = db.begin_write().map_err(|error| store_error("start")(error.into()))?;
-    let epoch = {
-        let mut meta = write.open_table(META).map_err(|error| store_error("start")(error.into()))?;
-        let held = meta
-            .get("epoch_ms")
-            .map_err(|error| store_error("start")(error.into()))?
-            .and_then(|value| value.value().parse::<i64>().ok());
-        match held {
-            Some(epoch) => epoch,
-            None => {
-                meta.insert("epoch_ms", now_ms.to_string().as_str())
-                    .map_err(|error| store_error("start")(error.into()))?;
-                now_ms
-            }
-        }
-    };
-    // Also creates every table, so that readers never meet a missing one.
-    for table in [LAST, JOURNAL, REVIEWS, PRIOR] {
-        write.open_table(table).map_err(|error| store_error("start")(error.into()))?;
-    }
-    write.commit().map_err(|error| store_error("start")(error.into()))?;
-    Ok(epoch)
-}
-
-fn redb_last(db: &Database, unit: &str, now_ms: i64) -> Result<Option<Admission>, UnitError> {
-    let read = db.begin_read().map_err(|error| store_error("read")(error.into()))?;
-    let text = {
-        let table = read.open_table(LAST).map_err(|error| store_error("read")(error.into()))?;
-        let value = table.get(unit).map_err(|error| store_error("read")(error.into()))?;
-        value.map(|value| value.value().to_owned())
-    };
-    drop(read);
-    let Some(text) = text else { return Ok(None) };
-    match serde_json::from_str::<Admission>(&text) {
-        Ok(admission) => Ok(Some(admission)),
-        Err(error) => {
-            let replaced = unreadable(now_ms, &error.to_string());
-            let write = db.begin_write().map_err(|error| store_error("write")(error.into()))?;
-            {
-                let mut table = write.open_table(LAST).map_err(|error| store_error("write")(error.into()))?;
-                table.insert(unit, to_json(&replaced)?.as_str()).map_err(|error| store_error("write")(error.into()))?;
-            }
-            write.commit().map_err(|error| store_error("write")(error.into()))?;
-            Ok(Some(replaced))
-        }
-    }
-}
-
-fn redb_record(
-    db: &Database,
-    unit: &str,
-    admission: &Admission,
-    entry: &str,
-    text: &str,
-) -> Result<Recorded, UnitError> {
-    let fail = store_error("record the admission");
-    let write = db.begin_write().map_err(|error| fail(error.into()))?;
-    {
-        let mut reviews = write.open_table(REVIEWS).map_err(|error| fail(error.into()))?;
-        let review = format!("{}{}", prefix(unit), admission.review_uid);
-        if reviews.get(review.as_str()).map_err(|error| fail(error.into()))?.is_some() {
-            return Ok(Recorded::Replayed);
-        }
-        reviews.insert(review.as_str(), text).map_err(|error| fail(error.into()))?;
-        prune(&mut reviews, unit, admission.at_ms).map_err(&fail)?;
-
-        let mut last = write.open_table(LAST).map_err(|error| fail(error.into()))?;
-        let held = last.get(unit).map_err(|error| fail(error.into()))?.map(|held| held.value().to_owned());
-        let parsed = held.as_deref().map(serde_json::from_str::<Admission>);
-        let later = match &parsed {
-            Some(Ok(held)) => held.at_ms <= admission.at_ms,
-            Some(Err(_)) | None => true,
-        };
-        if later {
-            last.insert(unit, text).map_err(|error| fail(error.into()))?;
-            // The action the cooldowns fall back to should this one be retracted: the one it
-            // replaces, unless that one was retracted (then its own prior stays).
-            let mut prior = write.open_table(PRIOR).map_err(|error| fail(error.into()))?;
-            match (&held, &parsed) {
-                (Some(_), Some(Ok(held))) if held.retracted() => {}
-                (Some(held), _) => {
-                    prior.insert(unit, held.as_str()).map_err(|error| fail(error.into()))?;
-                }
-                (None, _) => {
-                    prior.remove(unit).map_err(|error| fail(error.into()))?;
-                }
-            }
-        }
-
-        let mut journal = write.open_table(JOURNAL).map_err(|error| fail(error.into()))?;
-        let key = format!("{}{entry}", prefix(unit));
-        if journal.get(key.as_str()).map_err(|error| fail(error.into()))?.is_none() {
-            journal.insert(key.as_str(), text).map_err(|error| fail(error.into()))?;
-        }
-        prune(&mut journal, unit, admission.at_ms).map_err(&fail)?;
-    }
-    // Durability::Immediate (redb's default): the commit returns once the file is synced.
-    write.commit().map_err(|error| fail(error.into()))?;
-    Ok(Recorded::New)
-}
-
-fn redb_settle(db: &Database, unit: &str, word: &Word) -> Result<Told, UnitError> {
-    let fail = store_error("settle the admission");
-    // Judged on a read first: a collected count that settles nothing takes no write lock.
-    let read = |table, key: &str| redb_get(db, table, key);
-    if let Some(uid) = &word.review_uid
-        && read(REVIEWS, &format!("{}{uid}", prefix(unit)))?.is_some()
-    {
-        return Ok(Told::Nothing);
-    }
-    let Some(last) = read(LAST, unit)?.and_then(|text| serde_json::from_str::<Admission>(&text).ok()) else {
-        return Ok(Told::Nothing);
-    };
-    if judge(&last, word).is_none() {
-        return Ok(unsettled(&last, word));
-    }
-    let write = db.begin_write().map_err(|error| fail(error.into()))?;
-    let updated = {
-        let mut records = write.open_table(LAST).map_err(|error| fail(error.into()))?;
-        let held = records.get(unit).map_err(|error| fail(error.into()))?.map(|held| held.value().to_owned());
-        let Some(last) = held.and_then(|text| serde_json::from_str::<Admission>(&text).ok()) else {
-            return Ok(Told::Nothing);
-        };
-        let Some(state) = judge(&last, word) else { return Ok(unsettled(&last, word)) };
-        let updated = settled(last, state, word);
-        records.insert(unit, to_json(&updated)?.as_str()).map_err(|error| fail(error.into()))?;
-        for (table, key) in [
-            (JOURNAL, format!("{}{}", prefix(unit), journal_key(&updated))),
-            (REVIEWS, format!("{}{}", prefix(unit), updated.review_uid)),
-        ] {
-            let mut entries = write.open_table(table).map_err(|error| fail(error.into()))?;
-            let entry =
-                entries.get(key.as_str()).map_err(|error| fail(error.into()))?.map(|text| text.value().to_owned());
-            if let Some(text) = entry.as_deref().and_then(|text| settled_entry(text, &updated)) {
-                entries.insert(key.as_str(), text.as_str()).map_err(|error| fail(error.into()))?;
-            }
-        }
-        updated
-    };
-    write.commit().map_err(|error| fail(error.into()))?;
-    Ok(Told::Settled(Box::new(updated)))
-}
-
 /// What a reading that settles nothing tells.
 fn unsettled(last: &Admission, word: &Word) -> Told {
     if read_before(last, word) { Told::FromBefore } else { Told::Nothing }
 }
-
-/// One compare-and-set round of [`Ledger::settle`] in Redis: `None` when the record changed
-/// between the read and the write (judge again), else what was settled.
-async fn redis_settle(manager: &ConnectionManager, unit: &str, word: &Word) -> Result<Option<Told>, UnitError> {
-    let mut connection = manager.clone();
-    let held: Option<String> = match &word.review_uid {
-        // A review already recorded (a replay) says nothing.
-        Some(uid) => {
-            let (held, replayed): (Option<String>, bool) = redis::pipe()
-                .cmd("GET")
-                .arg(redis_last_key(unit))
-                .cmd("EXISTS")
-                .arg(redis_review_key(unit, uid))
-                .query_async(&mut connection)
-                .await
-                .map_err(|error| redis_error(&error))?;
-            held.filter(|_| !replayed)
-        }
-        None => redis::cmd("GET")
-            .arg(redis_last_key(unit))
-            .query_async(&mut connection)
-            .await
-            .map_err(|error| redis_error(&error))?,
-    };
-    let Some(held) = held else { return Ok(Some(Told::Nothing)) };
-    let Some(last) = serde_json::from_str::<Admission>(&held).ok() else { return Ok(Some(Told::Nothing)) };
-    let Some(state) = judge(&last, word) else { return Ok(Some(unsettled(&last, word))) };
-    let updated = settled(last, state, word);
-    let (field, review) = (journal_key(&updated), redis_review_key(unit, &updated.review_uid));
-    let (entry, reviewed): (Option<String>, Option<String>) = redis::pipe()
-        .cmd("HGET")
-        .arg(redis_journal_key(unit))
-        .arg(&field)
-        .cmd("GET")
-        .arg(&review)
-        .query_async(&mut connection)
-        .await
-        .map_err(|error| redis_error(&error))?;
-    let pair = |text: Option<String>| match text.as_deref().and_then(|text| settled_entry(text, &updated)) {
-        Some(new) => (text.unwrap_or_default(), new),
-        None => (String::new(), String::new()),
-    };
-    let ((entry, new_entry), (reviewed, new_review)) = (pair(entry), pair(reviewed));
-    let written: i64 = redis::cmd("EVAL")
-        .arg(SETTLE_SCRIPT)
-        .arg(3)
-        .arg(redis_last_key(unit))
-        .arg(redis_journal_key(unit))
-        .arg(&review)
-        .arg(&held)
-        .arg(to_json(&updated)?)
-        .arg(&field)
-        .arg(entry)
-        .arg(new_entry)
-        .arg(reviewed)
-        .arg(new_review)
-        .query_async(&mut connection)
-        .await
-        .map_err(|error| redis_error(&error))?;
-    Ok((written == 1).then_some(Told::Settled(Box::new(updated))))
-}
-
-/// The `(key, value)` pairs of one unit in `table`.
-fn range_of(
-    table: &impl ReadableTable<&'static str, &'static str>,
-    unit: &str,
-) -> Result<Vec<(String, String)>, UnitError> {
-    let start = prefix(unit);
-    let end = format!("{unit}\u{20}");
-    let mut entries = Vec::new();
-    for item in table.range(start.as_str()..end.as_str()).map_err(|error| store_error("read")(error.into()))? {
-        let (key, value) = item.map_err(|error| store_error("read")(error.into()))?;
-        entries.push((key.value().to_owned(), value.value().to_owned()));
-    }
-    Ok(entries)
-}
-
-/// Drops the unit's entries older than the age bound and beyond the count bound.
-fn prune(table: &mut redb::Table<'_, &'static str, &'static str>, unit: &str, now_ms: i64) -> Result<(), redb::Error> {
-    let entries = range_of(&*table, unit).map_err(|error| redb::Error::Corrupted(error.to_string()))?;
-    let mut dated: Vec<(i64, String)> = entries
-        .into_iter()
-        .map(|(key, text)| {
-            let at = serde_json::from_str::<Admission>(&text).map_or(i64::MIN, |entry| entry.at_ms);
-            (at, key)
-        })
-        .collect();
-    dated.sort();
-    let excess = dated.len().saturating_sub(JOURNAL_MAX_PER_UNIT);
-    for (index, (at, key)) in dated.iter().enumerate() {
-        if index < excess || *at < now_ms.saturating_sub(JOURNAL_MAX_AGE_MS) {
-            table.remove(key.as_str())?;
-        }
-    }
-    Ok(())
-}
-
-fn redis_last_key(unit: &str) -> String {
-    format!("scale-units:{{{unit}}}:admitted")
-}
-
-fn redis_journal_key(unit: &str) -> String {
-    format!("scale-units:{{{unit}}}:journal")
-}
-
-fn redis_prior_key(unit: &str) -> String {
-    format!("scale-units:{{{unit}}}:prior")
-}
-
-fn redis_review_key(unit: &str, uid: &str) -> String {
-    format!("scale-units:{{{unit}}}:review:{uid}")
-}
-
-/// Writes the epoch unless one is there; returns the one that is.
-async fn redis_epoch(manager: &ConnectionManager, now_ms: i64) -> Result<i64, UnitError> {
-    let mut connection = manager.clone();
-    let (epoch,): (Option<i64>,) = redis::pipe()
-        .cmd("SET")
-        .arg(REDIS_EPOCH)
-        .arg(now_ms)
-        .arg("NX")
-        .ignore()
-        .cmd("GET")
-        .arg(REDIS_EPOCH)
-        .query_async(&mut connection)
-        .await
-        .map_err(|error| redis_error(&error))?;
-    epoch.ok_or_else(|| UnitError::Store("the Redis epoch key cannot be read back".to_owned()))
-}
-
-/// Drops the oldest journal entries beyond the count bound.
-async fn redis_trim(manager: &ConnectionManager, unit: &str) -> Result<(), UnitError> {
-    let mut connection = manager.clone();
-    let key = redis_journal_key(unit);
-    let count: usize =
-        redis::cmd("HLEN").arg(&key).query_async(&mut connection).await.map_err(|error| redis_error(&error))?;
-    if count <= JOURNAL_MAX_PER_UNIT {
-        return Ok(());
-    }
-    let all: Vec<(String, String)> =
-        redis::cmd("HGETALL").arg(&key).query_async(&mut connection).await.map_err(|error| redis_error(&error))?;
-    let mut dated: Vec<(i64, String)> = all
-        .into_iter()
-        .map(|(field, text)| (serde_json::from_str::<Admission>(&text).map_or(i64::MIN, |entry| entry.at_ms), field))
-        .collect();
-    dated.sort();
-    let excess: Vec<String> = dated.into_iter().take(count - JOURNAL_MAX_PER_UNIT).map(|(_, field)| field).collect();
-    let _: () = redis::cmd("HDEL")
-        .arg(&key)
-        .arg(excess)
-        .query_async(&mut connection)
-        .await
-        .map_err(|error| redis_error(&error))?;
-    Ok(())
-}
-
-/// KEYS: the review uid's key, the unit's last admission, the unit's journal, the unit's prior
-/// action. ARGV: the admission's JSON, its time in ms, its journal field, the age bound in ms.
-/// Returns 0 for a replayed review (nothing written), else 1. One script: atomic on the unit's
-/// shard. The replaced admission becomes the prior action, unless it was retracted (then the
-/// prior stays).
-const RECORD_SCRIPT: &str = r"
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[4]) then return 0 end
-local held = redis.call('GET', KEYS[2])
-local later = true
-local retracted = false
-if held then
-  local ok, doc = pcall(cjson.decode, held)
-  if ok and type(doc) == 'table' and tonumber(doc.at_ms) and tonumber(doc.at_ms) > tonumber(ARGV[2]) then
-    later = false
-  end
-  if ok and type(doc) == 'table' and type(doc.settled) == 'table' and doc.settled.state == 'retracted' then
-    retracted = true
-  end
-end
-if later then
-  if not held then
-    redis.call('DEL', KEYS[4])
-  elseif not retracted then
-    redis.call('SET', KEYS[4], held)
-  end
-  redis.call('SET', KEYS[2], ARGV[1])
-end
-redis.call('HSETNX', KEYS[3], ARGV[3], ARGV[1])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
-return 1
-";
-
-/// KEYS: the unit's last admission, its journal, the settled admission's review entry. ARGV: the
-/// record as read, the settled record, the journal field, the entry as read and settled (empty:
-/// not the admission's), the review entry as read and settled (likewise). Returns 0, writing
-/// nothing, when the record is no longer the one read; else 1.
-const SETTLE_SCRIPT: &str = r"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2])
-if ARGV[4] ~= '' and redis.call('HGET', KEYS[2], ARGV[3]) == ARGV[4] then
-  redis.call('HSET', KEYS[2], ARGV[3], ARGV[5])
-end
-if ARGV[6] ~= '' and redis.call('GET', KEYS[3]) == ARGV[6] then
-  redis.call('SET', KEYS[3], ARGV[7], 'KEEPTTL')
-end
-return 1
-";
