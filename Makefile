@@ -12,7 +12,8 @@ CARGO ?= cargo
 -include bindings-py/build.mk
 -include bindings-go/build.mk
 -include playground/build.mk
-# The control-plane tests (not in `make test` yet: tests/kubernetes/KNOWN-FAILURES.md). Their kubectl
+# The control-plane tests (not in `make test`: their ~22 min build on a fresh 2-core machine does not
+# fit CI's budget beside it; BENCHMARKS.md, "The Kubernetes control plane of the tests"). Their kubectl
 # is built from the module proxy with the API server (`make kubernetes-setup`), not Debian's
 # kubernetes-client, which is 1.20 here: too old for the v1.37 API server the tests run.
 -include tests/kubernetes/build.mk
