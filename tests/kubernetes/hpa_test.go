@@ -203,6 +203,13 @@ func TestHPASettlesOnTheDecisionThroughKEDA(t *testing.T) {
 		t.Fatalf("KEDA could not start: %v", err)
 	}
 	defer k.stop()
+	// Unregistered first (deferred calls run last-in first-out), so that the tests after this one
+	// do not meet an aggregated API whose server has gone.
+	defer func() {
+		if _, stderr, err := env.kubectl(admin, "delete", "apiservice", externalMetricsAS, "--ignore-not-found"); err != nil {
+			t.Errorf("unregistering %s: %v\n%s", externalMetricsAS, err, stderr)
+		}
+	}()
 
 	workload(t, "autoscaled", optedIn)
 	if err := env.service.push("autoscaled", gatewayEvidence(false)); err != nil {
