@@ -266,12 +266,9 @@ impl Evidence {
         // A count the webhook admitted overrules a push that contradicts it (as it does the
         // collectors' reads, [`Self::put_replicas`]): the pusher has not seen the change yet.
         let admitted = match replicas {
-            Some(_) => self.store.read(&[admitted_slot(key)], self.now_ms()).await?.into_iter().flatten().next(),
+            Some(_) => self.admitted_count(key).await?,
             None => None,
         };
-        let admitted = admitted
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            .and_then(|value| value.get("count").and_then(Value::as_u64));
         if let Some(count) = replicas.filter(|count| admitted.is_none_or(|admitted| admitted == *count)) {
             let (value, expires_at_ms) = self.replicas_now(count, "push", replicas_max_age_s);
             writes.push(Write {
