@@ -19,6 +19,7 @@ from typing import Any
 import wasmtime
 from wasmtime import component as wc
 
+from ._frozen import freeze_func
 from .errors import HostError, ScaleUnitsError
 
 #: The exported interface names this package speaks, newest first: a component of WIT 0.2.x or
@@ -79,7 +80,8 @@ class _Instance:
                     continue
                 raise HostError(f"the component's {name} has no function {function}")
             self.funcs[function] = func
-            self.types[function] = func.type(self.store)
+            # Read once: wasmtime-py would read the types again on every call (see _frozen).
+            self.types[function] = freeze_func(func, self.store)
 
 
 class Runtime:
