@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::canonical::write_json_string;
+
 crate::vocab::wire_enum! {
     /// The stable code of an [`EvaluationError`] (SPEC §9); one spelling in every language.
     ErrorCode {
@@ -65,6 +67,20 @@ impl EvaluationError {
         &self.path
     }
 
+    /// [`Self::to_json`] as compact text, byte for byte serde_json's, written directly (the
+    /// component carries no generic serializer).
+    pub(crate) fn to_json_text(&self) -> String {
+        let mut out = String::with_capacity(40 + self.message.len() + self.path.len());
+        out.push_str("{\"code\":");
+        write_json_string(self.code.as_str(), false, &mut out);
+        out.push_str(",\"message\":");
+        write_json_string(&self.message, false, &mut out);
+        out.push_str(",\"path\":");
+        write_json_string(&self.path, false, &mut out);
+        out.push('}');
+        out
+    }
+
     /// The error as the wire object `{"code", "message", "path"}`.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
@@ -86,3 +102,22 @@ impl fmt::Display for EvaluationError {
 }
 
 impl std::error::Error for EvaluationError {}
+
+#[cfg(test)]
+mod tests {
+    use super::{ErrorCode, EvaluationError};
+
+    #[test]
+    fn the_json_text_is_serde_jsons() {
+        let texts =
+            ["", "plain", "quote \" and backslash \\", "line\nbreak\ttab\u{1}\u{1f}", "é 😀 \u{7f}", "</script>"];
+        for code in [ErrorCode::InvalidJson, ErrorCode::InvalidField, ErrorCode::ReplicasOutOfBounds] {
+            for message in texts {
+                for path in texts {
+                    let error = EvaluationError::new(code, message, path);
+                    assert_eq!(error.to_json_text(), error.to_json().to_string(), "{message:?} {path:?}");
+                }
+            }
+        }
+    }
+}

@@ -418,7 +418,7 @@ fn push_optional_json(out: &mut String, key: &str, value: Option<String>) {
 }
 
 fn error_json(error: &EvaluationError) -> String {
-    error.to_json().to_string()
+    error.to_json_text()
 }
 
 impl GateVerdict {

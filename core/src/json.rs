@@ -2,18 +2,16 @@
 //! a field reader that names the JSON path of every fault.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
-use std::fmt;
-
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::diagnose::{Near, Notes, Sink, listed, nearest};
 use crate::error::{ErrorCode, EvaluationError};
 use crate::vocab::Word;
 
+mod read;
+
 /// A parsed JSON value. Numbers keep only what the wire format can use: an integer literal
 /// (as `i128`, wide enough for any `u64` or `i64`), or a float (kept only to say what it was:
-/// serde_json also reads an integer literal past `u64` as a float).
+/// the reader, as serde_json, reads an integer literal past `u64` as a float).
 /// Strings borrow from the text unless they hold an escape.
 #[derive(Debug)]
 pub(crate) enum Json<'de> {
@@ -40,125 +38,6 @@ impl Json<'_> {
     }
 }
 
-struct JsonVisitor;
-
-impl<'de> Visitor<'de> for JsonVisitor {
-    type Value = Json<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Json<'de>, E> {
-        Ok(Json::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Json<'de>, E> {
-        Ok(Json::Int(i128::from(v)))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Json<'de>, E> {
-        Ok(Json::Int(i128::from(v)))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Json<'de>, E> {
-        Ok(Json::Float(v))
-    }
-
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Json<'de>, E> {
-        Ok(Json::Str(Cow::Borrowed(v)))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Json<'de>, E> {
-        Ok(Json::Str(Cow::Owned(v.to_owned())))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Json<'de>, E> {
-        Ok(Json::Str(Cow::Owned(v)))
-    }
-
-    fn visit_unit<E>(self) -> Result<Json<'de>, E> {
-        Ok(Json::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Json<'de>, E> {
-        Ok(Json::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Json<'de>>()? {
-            items.push(item);
-        }
-        Ok(Json::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
-        /// Objects up to this size are searched for a repeated key; larger ones keep a set.
-        const SCAN: usize = 16;
-        let mut entries: Vec<(Cow<'de, str>, Json<'de>)> = Vec::new();
-        let mut seen: Option<BTreeSet<Cow<'de, str>>> = None;
-        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            let duplicate = match &mut seen {
-                Some(seen) => !seen.insert(key.clone()),
-                None if entries.len() < SCAN => entries.iter().any(|(known, _)| *known == key),
-                None => {
-                    let mut set = BTreeSet::new();
-                    for (known, _) in &entries {
-                        set.insert(known.clone());
-                    }
-                    let duplicate = !set.insert(key.clone());
-                    seen = Some(set);
-                    duplicate
-                }
-            };
-            if duplicate {
-                return Err(de::Error::custom(format_args!("duplicate key `{key}`")));
-            }
-            let value = map.next_value::<Json<'de>>()?;
-            entries.push((key, value));
-        }
-        Ok(Json::Object(entries))
-    }
-}
-
-impl<'de> Deserialize<'de> for Json<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(JsonVisitor)
-    }
-}
-
-/// An object key, borrowed from the text unless it holds an escape.
-struct Key<'de>(Cow<'de, str>);
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Key<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object key")
-    }
-
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-        Ok(Key(Cow::Borrowed(v)))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-        Ok(Key(Cow::Owned(v.to_owned())))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
-        Ok(Key(Cow::Owned(v)))
-    }
-}
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
 /// What stands in for a field that is missing, when collecting: `null`, which every reader
 /// refuses, and refusing is not reported again (the field is already unreadable).
 static NULL: Json<'static> = Json::Null;
@@ -170,12 +49,12 @@ const LARGEST_BOUND: &str = "10^15";
 /// faults are `invalid_json`; an integer literal too large even for a float is `invalid_field`
 /// (SPEC §1), as every other too-large integer is.
 pub(crate) fn parse<'t>(text: &'t str, what: &str) -> Result<Json<'t>, EvaluationError> {
-    serde_json::from_str::<Json>(text).map_err(|error| json_error(text, what, &error))
+    read::document(text).map_err(|error| json_error(text, what, &error))
 }
 
 /// [`parse`], reporting to a sink: `None` (after the fault) when the text is not one document.
 pub(crate) fn parse_in<'t, S: Sink>(text: &'t str, what: &str, sink: &mut S) -> Result<Option<Json<'t>>, S::Stop> {
-    match serde_json::from_str::<Json>(text) {
+    match read::document(text) {
         Ok(json) => Ok(Some(json)),
         Err(error) => {
             sink.fault(|| json_error(text, what, &error), |_| Some(json_hint(text, &error)))?;
@@ -184,9 +63,9 @@ pub(crate) fn parse_in<'t, S: Sink>(text: &'t str, what: &str, sink: &mut S) -> 
     }
 }
 
-fn json_error(text: &str, what: &str, error: &serde_json::Error) -> EvaluationError {
+fn json_error(text: &str, what: &str, error: &read::SyntaxError) -> EvaluationError {
     let message = error.to_string();
-    // serde_json reports an integer literal beyond f64's range as "number out of range".
+    // The reader (as serde_json) reports an integer literal beyond f64's range as "number out of range".
     if message.starts_with("number out of range") {
         EvaluationError::new(
             ErrorCode::InvalidField,
@@ -207,7 +86,7 @@ fn json_error(text: &str, what: &str, error: &serde_json::Error) -> EvaluationEr
 }
 
 /// What to do about text that is not one JSON document.
-fn json_hint(text: &str, error: &serde_json::Error) -> String {
+fn json_hint(text: &str, error: &read::SyntaxError) -> String {
     let message = error.to_string();
     let hint = if message.starts_with("number out of range") {
         "write a number within the field's bounds (every bound is at most 10^15)"

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::canonical::{Canon, content_digest};
+use crate::canonical::{Canon, content_digest, push_decimal, write_json_string};
 use crate::diagnose::First;
 use crate::error::{ErrorCode, EvaluationError};
 use crate::model::{
@@ -578,8 +578,103 @@ pub fn simulate_json(input: &str) -> Result<String, EvaluationError> {
     };
     fields.finish(first)?;
     let simulation = simulate(&contract, &SimulationOptions { initial_replicas, actuation_delay_s }, &trace)?;
-    // Serializing strings, integers and booleans into a String cannot fail.
-    Ok(serde_json::to_string(&simulation).unwrap_or_default())
+    Ok(simulation.to_json())
+}
+
+impl Simulation {
+    /// The simulation as compact JSON: byte for byte what `serde_json::to_string` writes for it
+    /// (the tests hold it to that), written directly so that the component carries no generic
+    /// serializer.
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(256 + 256 * self.steps.len());
+        out.push_str("{\"steps\":[");
+        for (i, step) in self.steps.iter().enumerate() {
+            out.push_str(if i > 0 { ",{" } else { "{" });
+            push_string(&mut out, "at", &step.at);
+            push_u64(&mut out, ",\"elapsed_s\":", step.elapsed_s);
+            push_option(&mut out, ",\"signal\":", step.signal);
+            push_u64(&mut out, ",\"replicas_before\":", step.replicas_before);
+            push_u64(&mut out, ",\"replicas_after\":", step.replicas_after);
+            push_u64(&mut out, ",\"current_replicas\":", step.current_replicas);
+            out.push(',');
+            push_string(&mut out, "action", step.action.as_str());
+            push_u64(&mut out, ",\"desired_replicas\":", step.desired_replicas);
+            push_option(&mut out, ",\"pending_replicas\":", step.pending_replicas);
+            out.push_str(",\"reasons\":[");
+            for (j, reason) in step.reasons.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                write_json_string(reason.as_str(), false, &mut out);
+            }
+            out.push_str("],");
+            push_string(&mut out, "decision_id", &step.decision_id);
+            out.push('}');
+        }
+        let summary = &self.summary;
+        push_u64(&mut out, "],\"summary\":{\"steps\":", summary.steps);
+        push_u64(&mut out, ",\"scale_ups\":", summary.scale_ups);
+        push_u64(&mut out, ",\"scale_downs\":", summary.scale_downs);
+        push_u64(&mut out, ",\"scale_ups_carried_out\":", summary.scale_ups_carried_out);
+        push_u64(&mut out, ",\"scale_downs_carried_out\":", summary.scale_downs_carried_out);
+        push_u64(&mut out, ",\"replaced_scales\":", summary.replaced_scales);
+        push_u64(&mut out, ",\"blocked_steps\":", summary.blocked_steps);
+        push_u64(&mut out, ",\"blocked_seconds\":", summary.blocked_seconds);
+        out.push_str(",\"blocked_by_reason\":[");
+        for (i, blocked) in summary.blocked_by_reason.iter().enumerate() {
+            out.push_str(if i > 0 { ",{" } else { "{" });
+            push_string(&mut out, "reason", blocked.reason.as_str());
+            push_u64(&mut out, ",\"seconds\":", blocked.seconds);
+            out.push('}');
+        }
+        push_u64(&mut out, "],\"seconds_over_target\":", summary.seconds_over_target);
+        push_u64(&mut out, ",\"seconds_under_target\":", summary.seconds_under_target);
+        push_u64(&mut out, ",\"peak_replicas\":", summary.peak_replicas);
+        push_u64(&mut out, ",\"final_replicas\":", summary.final_replicas);
+        push_u64(&mut out, ",\"running_replicas_at_end\":", summary.running_replicas_at_end);
+        out.push_str(",\"pending_at_end\":");
+        match &summary.pending_at_end {
+            None => out.push_str("null"),
+            Some(pending) => {
+                out.push('{');
+                push_string(&mut out, "action", pending.action.as_str());
+                push_u64(&mut out, ",\"from_replicas\":", pending.from_replicas);
+                push_u64(&mut out, ",\"to_replicas\":", pending.to_replicas);
+                out.push(',');
+                push_string(&mut out, "decided_at", &pending.decided_at);
+                out.push(',');
+                push_string(&mut out, "due_at", &pending.due_at);
+                out.push('}');
+            }
+        }
+        out.push_str("}}");
+        out
+    }
+}
+
+/// `"key":"value"`, the value escaped as serde_json escapes it.
+fn push_string(out: &mut String, key: &str, value: &str) {
+    out.push('"');
+    out.push_str(key);
+    out.push_str("\":");
+    write_json_string(value, false, out);
+}
+
+/// `prefix` (`,"key":`) and the number.
+fn push_u64(out: &mut String, prefix: &str, value: u64) {
+    out.push_str(prefix);
+    push_decimal(value, 1, out);
+}
+
+/// `prefix` (`,"key":`) and the number, or `null`.
+fn push_option(out: &mut String, prefix: &str, value: Option<u64>) {
+    match value {
+        Some(value) => push_u64(out, prefix, value),
+        None => {
+            out.push_str(prefix);
+            out.push_str("null");
+        }
+    }
 }
 
 fn trace_step(value: &crate::json::Json<'_>, path: &crate::json::Path<'_>) -> Result<TraceStep, EvaluationError> {

@@ -206,3 +206,99 @@ proptest::proptest! {
         proptest::prop_assert_eq!(changes, s.scale_ups_carried_out + s.scale_downs_carried_out);
     }
 }
+
+/// `Simulation::to_json` (what `simulate_json` returns) against serde_json's writing of the same
+/// value: every field, options present and absent, strings that need escaping.
+mod json_text {
+    use proptest::prelude::*;
+    use scale_units_core::simulate::{BlockedTime, PendingScale, Simulation, SimulationStep, SimulationSummary};
+    use scale_units_core::{ActionKind, Reason};
+
+    fn text() -> impl Strategy<Value = String> {
+        "[a-z0-9:\"\\\\\u{0}-\u{1f}\u{7f}é😀-]{0,12}"
+    }
+
+    fn action() -> impl Strategy<Value = ActionKind> {
+        proptest::sample::select(ActionKind::ALL.to_vec())
+    }
+
+    fn reason() -> impl Strategy<Value = Reason> {
+        proptest::sample::select(Reason::ALL.to_vec())
+    }
+
+    fn step() -> impl Strategy<Value = SimulationStep> {
+        (
+            (text(), any::<u64>(), proptest::option::of(any::<u64>()), any::<u64>(), any::<u64>(), any::<u64>()),
+            (
+                action(),
+                any::<u64>(),
+                proptest::option::of(any::<u64>()),
+                proptest::collection::vec(reason(), 0..4),
+                text(),
+            ),
+        )
+            .prop_map(
+                |(
+                    (at, elapsed_s, signal, replicas_before, replicas_after, current_replicas),
+                    (action, desired_replicas, pending_replicas, reasons, decision_id),
+                )| SimulationStep {
+                    at,
+                    elapsed_s,
+                    signal,
+                    replicas_before,
+                    replicas_after,
+                    current_replicas,
+                    action,
+                    desired_replicas,
+                    pending_replicas,
+                    reasons,
+                    decision_id,
+                },
+            )
+    }
+
+    fn summary() -> impl Strategy<Value = SimulationSummary> {
+        let pending = (action(), any::<u64>(), any::<u64>(), text(), text()).prop_map(
+            |(action, from_replicas, to_replicas, decided_at, due_at)| PendingScale {
+                action,
+                from_replicas,
+                to_replicas,
+                decided_at,
+                due_at,
+            },
+        );
+        (
+            proptest::collection::vec(any::<u64>(), 12),
+            proptest::collection::vec((reason(), any::<u64>()), 0..3),
+            proptest::option::of(pending),
+        )
+            .prop_map(|(n, blocked, pending_at_end)| SimulationSummary {
+                steps: n[0],
+                scale_ups: n[1],
+                scale_downs: n[2],
+                scale_ups_carried_out: n[3],
+                scale_downs_carried_out: n[4],
+                replaced_scales: n[5],
+                blocked_steps: n[6],
+                blocked_seconds: n[7],
+                blocked_by_reason: blocked
+                    .into_iter()
+                    .map(|(reason, seconds)| BlockedTime { reason, seconds })
+                    .collect(),
+                seconds_over_target: n[8],
+                seconds_under_target: n[9],
+                peak_replicas: n[10],
+                final_replicas: n[11],
+                running_replicas_at_end: n[0] ^ n[11],
+                pending_at_end,
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn is_serde_jsons(steps in proptest::collection::vec(step(), 0..4), summary in summary()) {
+            let simulation = Simulation { steps, summary };
+            prop_assert_eq!(simulation.to_json(), serde_json::to_string(&simulation).unwrap());
+        }
+    }
+}
