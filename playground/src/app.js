@@ -40,7 +40,14 @@ $('doc-links').replaceChildren(...DOC_PAGES.map((p) => h('a', { href: p.page, da
 
 // ---- editors ----------------------------------------------------------------------------------
 
-const contractEditor = new Editor($('editor-contract'), 'contract', 'Contract', () => changed());
+// The comparison reads the contract editor's text when it runs, so every edit of it schedules a
+// run: the evaluation passes a contract on to the simulator (whose runs also schedule one) only
+// when the text differs from the text it evaluated last, and an edit undone within the
+// evaluation's debounce never reaches it, while the comparison may have run in between.
+const contractEditor = new Editor($('editor-contract'), 'contract', 'Contract', () => {
+  changed();
+  compare.schedule();
+});
 const requestEditor = new Editor($('editor-request'), 'request', 'Request (observations, replicas, now)', () => changed());
 const editors = { contract: contractEditor, request: requestEditor };
 

@@ -841,6 +841,40 @@ for (const width of WIDTHS) {
       assert.equal(await p.locator('#cmp-output .problem').count(), 0);
     });
 
+    test('compare: follows the editor when an edit is undone before the evaluation ran', async () => {
+      await pick(p, 'api-gateway');
+      await verdict(p, 'scale_up');
+      await p.selectOption('#cmp-a', 'origin');
+      await p.selectOption('#cmp-b', 'editor');
+      await p.waitForSelector('#cmp-chart');
+      // In the page, on its own timers: a choice that schedules the comparison (150 ms), an edit
+      // that breaks B, and the edit undone 110 ms later, before the evaluation's 120 ms debounce
+      // ran. The comparison may run on the broken text in between (it did, when only the
+      // simulator's runs scheduled it); the evaluation never sees a change, as the text is the
+      // one it evaluated last. A comparison must still run after the undo and show it.
+      const runs = await p.evaluate(
+        () =>
+          new Promise((resolve) => {
+            const area = document.querySelector('#text-contract');
+            const original = area.value;
+            const type = (text) => {
+              area.value = text;
+              area.dispatchEvent(new Event('input', { bubbles: true }));
+            };
+            document.querySelector('#cmp-b').dispatchEvent(new Event('change', { bubbles: true }));
+            setTimeout(() => type(original.replace('"min_replicas": 2', '"min_replicas": -1')), 60);
+            setTimeout(() => {
+              type(original);
+              resolve(Number(document.querySelector('#cmp-output').dataset.runs ?? 0));
+            }, 170);
+          }),
+      );
+      await p.waitForFunction((before) => Number(document.querySelector('#cmp-output').dataset.runs) > before, runs);
+      await p.waitForSelector('#cmp-chart');
+      assert.equal(await p.locator('#cmp-diff[data-changes="0"]').count(), 1);
+      assert.equal(await p.locator('#cmp-output .problem').count(), 0);
+    });
+
     test('the documents open from the page and lead back to it', async () => {
       for (const [doc, heading] of [
         ['spec', /specification/],
