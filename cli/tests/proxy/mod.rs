@@ -229,7 +229,12 @@ impl Envoy {
             if let Some(status) = self.child.try_wait().unwrap() {
                 panic!("envoy exited {status}: {}", self.log());
             }
-            if TcpStream::connect(self.admin).is_ok() && request(self.admin, "GET", "/ready", b"").status == 200 {
+            // `/ready` answers 200 once the server is live, which can be before a worker listens on
+            // the client listener: a first request then met a refused connection (seen in CI).
+            if TcpStream::connect(self.admin).is_ok()
+                && request(self.admin, "GET", "/ready", b"").status == 200
+                && TcpStream::connect(self.address).is_ok()
+            {
                 return;
             }
             assert!(started.elapsed() < Duration::from_secs(60), "envoy not ready in 60 s: {}", self.log());
