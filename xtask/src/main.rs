@@ -119,6 +119,7 @@ fn build_component() -> Result<(PathBuf, Vec<u8>)> {
         .validate(true)
         .encode()
         .context("encoding the component")?;
+    let component = without_debug_names(&component)?;
     ensure_no_imports(&component)?;
     let out_dir = target.join("scale-units");
     fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
@@ -233,6 +234,31 @@ fn build_sha256_wasm() -> Result<()> {
     fs::copy(&module, &out).with_context(|| format!("copying {} to {}", module.display(), out.display()))?;
     println!("sha256 bench module {}", out.display());
     Ok(())
+}
+
+/// The component without its top-level `component-name` custom section: the debug names that
+/// `wit-component` gives the wrapping's own core instances, aliases and shims (about 3 KB; issue
+/// 29's size budget). No host reads them: the exports, their types and the WIT are named by the
+/// component's export and type sections, which are copied as they are.
+fn without_debug_names(component: &[u8]) -> Result<Vec<u8>> {
+    let Some((preamble, sections)) = component.split_at_checked(8) else {
+        bail!("the component is shorter than its preamble");
+    };
+    let mut out = preamble.to_vec();
+    let mut reader = wasmparser::BinaryReader::new(sections, 8);
+    while !reader.eof() {
+        let start = reader.original_position();
+        let id = reader.read_u8().context("reading a section id")?;
+        let size = reader.read_var_u32().context("reading a section size")?;
+        let content = reader.read_bytes(usize::try_from(size)?).context("reading a section")?;
+        let end = reader.original_position();
+        if id == 0 && wasmparser::BinaryReader::new(content, 0).read_string().is_ok_and(|name| name == "component-name")
+        {
+            continue;
+        }
+        out.extend_from_slice(component.get(start..end).context("a section out of the component")?);
+    }
+    Ok(out)
 }
 
 /// Fails when the component has any import at its top level: no WASI, no host function, no type.
@@ -371,7 +397,29 @@ mod tests {
 
     use std::path::Path;
 
-    use super::shrink_with;
+    use super::{shrink_with, without_debug_names};
+
+    #[test]
+    fn the_components_debug_names_are_dropped_and_nothing_else() {
+        // A component with a `component-name` section between two others (a custom one and an
+        // empty type section), encoded by hand: id, size, then the content.
+        let custom = |name: &str, data: &[u8]| {
+            let mut content = vec![u8::try_from(name.len()).unwrap()];
+            content.extend_from_slice(name.as_bytes());
+            content.extend_from_slice(data);
+            let mut section = vec![0, u8::try_from(content.len()).unwrap()];
+            section.extend(content);
+            section
+        };
+        let preamble = [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
+        let kept = custom("producers", b"\x00");
+        let types = [7_u8, 1, 0];
+        let component = [&preamble[..], &kept, &custom("component-name", b"\x00\x01\x02"), &types].concat();
+        let stripped = without_debug_names(&component).unwrap();
+        assert_eq!(stripped, [&preamble[..], &kept, &types].concat());
+        assert_eq!(without_debug_names(&stripped).unwrap(), stripped);
+        assert!(without_debug_names(&component[..component.len() - 1]).is_err(), "a cut section is refused");
+    }
 
     #[test]
     fn a_missing_wasm_opt_says_how_to_install_it() {
