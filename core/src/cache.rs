@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, DefaultHasher};
 
-use crate::derive::{Derivation, Steps};
+use crate::derive::{Derivation, Recorder};
 use crate::diagnose::First;
 use crate::error::EvaluationError;
 use crate::json::Path;
@@ -72,7 +72,7 @@ impl ContractCache {
     /// # Errors
     /// Exactly the errors of [`crate::evaluate`].
     pub fn evaluate(&mut self, request: &EvaluationRequest) -> Result<Decision, EvaluationError> {
-        Ok(evaluate::decide(&validate::request_with(request, Some(self))?, &mut crate::derive::Silent))
+        Ok(evaluate::decide(&validate::request_with(request, Some(self))?, &mut Recorder::silent()))
     }
 
     /// [`crate::evaluate_json`], with the contract's validation and identity taken from the cache.
@@ -90,9 +90,9 @@ impl ContractCache {
     /// # Errors
     /// Exactly the errors of [`crate::derive`].
     pub fn derive(&mut self, request: &EvaluationRequest) -> Result<Derivation, EvaluationError> {
-        let mut steps = Steps::default();
-        let decision = evaluate::decide(&validate::request_with(request, Some(self))?, &mut steps);
-        Ok(steps.into_derivation(&decision))
+        let mut recorder = Recorder::recording();
+        let decision = evaluate::decide(&validate::request_with(request, Some(self))?, &mut recorder);
+        Ok(recorder.into_derivation(&decision))
     }
 
     /// [`crate::derive_json`], with the contract's validation and identity taken from the cache.

@@ -1,6 +1,6 @@
 //! The derivation of a decision (issue 17): the numbers SPEC §7 compared on the way to it, as
-//! data. It is recorded by the one decision path of `evaluate.rs` (a [`Recorder`] parameter that
-//! is a no-op for [`crate::evaluate`]), never computed beside it, so it cannot disagree with the
+//! data. It is recorded by the one decision path of `evaluate.rs` (a [`Recorder`] argument that
+//! records nothing for [`crate::evaluate`]), never computed beside it, so it cannot disagree with the
 //! decision; its final fields are copied from the decision itself.
 
 use std::fmt::Write;
@@ -370,26 +370,41 @@ pub struct EngineCheck {
     pub saturated: bool,
 }
 
-/// Where the decision path writes its steps. [`Silent`] (for [`crate::evaluate`]) answers
-/// `None`, so every recording branch is compiled out of that path; [`Steps`] records.
-pub(crate) trait Recorder {
-    /// Whether [`Recorder::steps`] answers `Some`: a constant, so that `if R::RECORDS` blocks
-    /// are compiled out of the silent path.
-    const RECORDS: bool;
+/// Where the decision path writes its steps: nowhere ([`Recorder::silent`], for
+/// [`crate::evaluate`]) or into [`Steps`] ([`Recorder::recording`], for [`crate::derive()`]).
+///
+/// One concrete type rather than a type parameter, so that the decision path is compiled once:
+/// a second, recording instantiation cost the component 4.7 KB (issue 29). The silent path tests
+/// whether it records where the recording branches used to be compiled out of it.
+pub(crate) struct Recorder(Option<Steps>);
+
+impl Recorder {
+    /// Records nothing.
+    pub(crate) const fn silent() -> Self {
+        Self(None)
+    }
+
+    /// Records every step.
+    pub(crate) fn recording() -> Self {
+        Self(Some(Steps::default()))
+    }
 
     /// The record to write to, or `None` when nothing is recorded.
-    fn steps(&mut self) -> Option<&mut Steps>;
-}
-
-/// Records nothing.
-pub(crate) struct Silent;
-
-impl Recorder for Silent {
-    const RECORDS: bool = false;
-
     #[inline(always)]
-    fn steps(&mut self) -> Option<&mut Steps> {
-        None
+    pub(crate) fn steps(&mut self) -> Option<&mut Steps> {
+        self.0.as_mut()
+    }
+
+    /// Whether [`Recorder::steps`] answers `Some`.
+    #[inline(always)]
+    pub(crate) const fn records(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// The derivation of `decision`, which the path that recorded into this returned (a silent
+    /// recorder gives the decision's outcome without steps).
+    pub(crate) fn into_derivation(self, decision: &Decision) -> Derivation {
+        self.0.unwrap_or_default().into_derivation(decision)
     }
 }
 
@@ -406,15 +421,6 @@ pub(crate) struct Steps {
     pub checks: Vec<Check>,
     pub target: Option<Target>,
     pub gates: Vec<Gate>,
-}
-
-impl Recorder for Steps {
-    const RECORDS: bool = true;
-
-    #[inline(always)]
-    fn steps(&mut self) -> Option<&mut Steps> {
-        Some(self)
-    }
 }
 
 impl Steps {
@@ -780,11 +786,16 @@ struct Out {
 }
 
 impl Out {
+    // The writers are out of line: a derivation writes about seventy fields and two dozen
+    // brackets, and inlined at each they cost the component kilobytes (docs/DECISIONS.md, "The
+    // component's size").
+    #[inline(never)]
     fn open(&mut self, bracket: char) {
         self.text.push(bracket);
         self.first = true;
     }
 
+    #[inline(never)]
     fn close(&mut self, bracket: char) {
         self.text.push(bracket);
         self.first = false;
@@ -799,6 +810,7 @@ impl Out {
     }
 
     /// `"key":`, its value follows.
+    #[inline(never)]
     fn key(&mut self, key: &str) {
         self.item();
         self.text.push('"');
@@ -806,11 +818,13 @@ impl Out {
         self.text.push_str("\":");
     }
 
+    #[inline(never)]
     fn str(&mut self, key: &str, value: &str) {
         self.key(key);
         crate::canonical::write_json_string(value, false, &mut self.text);
     }
 
+    #[inline(never)]
     fn opt_str(&mut self, key: &str, value: Option<&str>) {
         match value {
             Some(value) => self.str(key, value),
@@ -821,11 +835,13 @@ impl Out {
         }
     }
 
+    #[inline(never)]
     fn uint(&mut self, key: &str, value: u64) {
         self.key(key);
         crate::canonical::push_decimal(value, 1, &mut self.text);
     }
 
+    #[inline(never)]
     fn opt_uint(&mut self, key: &str, value: Option<u64>) {
         match value {
             Some(value) => self.uint(key, value),
@@ -836,6 +852,7 @@ impl Out {
         }
     }
 
+    #[inline(never)]
     fn bool(&mut self, key: &str, value: bool) {
         self.key(key);
         self.text.push_str(if value { "true" } else { "false" });

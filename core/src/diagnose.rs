@@ -14,7 +14,7 @@
 //! word of its vocabulary is the exception: it is read as that word, and the hint says so.
 
 use std::collections::BTreeSet;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use serde::Serialize;
 
@@ -194,8 +194,11 @@ fn holds_below(set: &BTreeSet<String>, path: &str) -> bool {
 }
 
 impl Notes {
+    // Out of line (as `knows_shallow` and `is_default`): every hint asks, and inlined at each they
+    // cost the component kilobytes (docs/DECISIONS.md, "The component's size").
     /// Whether the value at `path` can be judged: nothing at it, above it or below it was
     /// unreadable.
+    #[inline(never)]
     pub(crate) fn knows(&self, path: &Path<'_>) -> bool {
         let path = path.render();
         !self_and_above(&path).any(|p| self.unreadable.contains(p)) && !holds_below(&self.unreadable, &path)
@@ -203,6 +206,7 @@ impl Notes {
 
     /// Whether the value at `path` itself can be judged, ignoring unreadable parts below it
     /// (a list whose items are judged one by one).
+    #[inline(never)]
     pub(crate) fn knows_shallow(&self, path: &Path<'_>) -> bool {
         let path = path.render();
         !self_and_above(&path).any(|p| self.unreadable.contains(p))
@@ -210,6 +214,7 @@ impl Notes {
 
     /// Whether the value at `path` was not written and took its default (it, or an optional
     /// object holding it, was omitted).
+    #[inline(never)]
     pub(crate) fn is_default(&self, path: &Path<'_>) -> bool {
         let path = path.render();
         self_and_above(&path).any(|p| self.defaulted.contains(p))
@@ -440,16 +445,29 @@ pub(crate) struct Near<'k> {
 
 /// `a`, `b`, `c` in backquotes.
 pub(crate) fn listed<T: fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
+    joined(items, ", ")
+}
+
+/// `a` or `b` or `c` in backquotes.
+pub(crate) fn listed_or<T: fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
+    joined(items, " or ")
+}
+
+fn joined<T: fmt::Display>(items: impl IntoIterator<Item = T>, separator: &str) -> String {
     let mut out = String::new();
-    for (i, item) in items.into_iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push('`');
-        out.push_str(&item.to_string());
-        out.push('`');
+    for item in items {
+        push_listed(&item, separator, &mut out);
     }
     out
+}
+
+/// One item of [`listed`], compiled once for every item type (the hints list eight kinds).
+fn push_listed(item: &dyn fmt::Display, separator: &str, out: &mut String) {
+    if !out.is_empty() {
+        out.push_str(separator);
+    }
+    // Writing to a String cannot fail.
+    let _ = write!(out, "`{item}`");
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use crate::canonical::{Canon, content_digest};
 use crate::derive::{
     Bound, Check, CooldownField, DemandCheck, DemandStatus, EngineCheck, EvidenceDetail, Gate, Mismatch, QuotaCheck,
-    Recorder, StepCap, StepField, Target,
+    Recorder, StepCap, StepField, Steps, Target,
 };
 use crate::identity::{self, DecisionFields};
 use crate::model::{Decision, Evidence};
@@ -75,9 +75,9 @@ fn single(reason: Reason) -> Reasons {
 }
 
 /// Evaluates a checked request, writing its steps to `recorder` (SPEC §7 is implemented here
-/// once; [`crate::derive()`] records, [`crate::evaluate`] passes [`crate::derive::Silent`]).
+/// once; [`crate::derive()`] records, [`crate::evaluate`] passes a silent [`Recorder`]).
 /// Total: every branch yields a decision.
-pub(crate) fn decide<R: Recorder>(checked: &Checked<'_>, recorder: &mut R) -> Decision {
+pub(crate) fn decide(checked: &Checked<'_>, recorder: &mut Recorder) -> Decision {
     let request = checked.request;
     let now = checked.now;
     // INVARIANT: validation bounded current_replicas to 0..=10000.
@@ -96,18 +96,24 @@ pub(crate) fn decide<R: Recorder>(checked: &Checked<'_>, recorder: &mut R) -> De
 
 /// Records the phase-A details of the evidence entry just pushed.
 #[inline(always)]
-fn detail<R: Recorder>(recorder: &mut R, window: Option<Window>, mismatch: impl FnOnce() -> Option<Mismatch>) {
+fn detail(recorder: &mut Recorder, window: Option<Window>, mismatch: impl FnOnce() -> Option<Mismatch>) {
     if let Some(steps) = recorder.steps() {
-        steps.evidence.push(EvidenceDetail { window: window.map(Window::bounds), mismatch: mismatch() });
+        push_detail(steps, window, mismatch());
     }
 }
 
+/// [`detail`]'s push, out of line: phase A records from nine places.
+#[inline(never)]
+fn push_detail(steps: &mut Steps, window: Option<Window>, mismatch: Option<Mismatch>) {
+    steps.evidence.push(EvidenceDetail { window: window.map(Window::bounds), mismatch });
+}
+
 /// Phase A: one evidence entry per piece the contract names; any reason blocks.
-fn gather_evidence<R: Recorder>(
+fn gather_evidence(
     checked: &Checked<'_>,
     evidence: &mut Vec<Evidence>,
     reasons: &mut Reasons,
-    recorder: &mut R,
+    recorder: &mut Recorder,
 ) -> Exhausted {
     let request = checked.request;
     let contract = &request.contract;
@@ -349,12 +355,7 @@ fn set(flags: &mut [bool; 5], which: usize) {
 }
 
 /// Phases B and C, on evidence that phase A accepted.
-fn track_and_gate<R: Recorder>(
-    checked: &Checked<'_>,
-    current: u64,
-    exhausted: &Exhausted,
-    recorder: &mut R,
-) -> Outcome {
+fn track_and_gate(checked: &Checked<'_>, current: u64, exhausted: &Exhausted, recorder: &mut Recorder) -> Outcome {
     let request = checked.request;
     let contract = &request.contract;
     let policy = &contract.policy;
@@ -511,12 +512,7 @@ fn micros(value: i128) -> u64 {
 }
 
 /// C4: whether `additional` replicas fit capacity, quotas and engine authority.
-fn growth_reasons<R: Recorder>(
-    checked: &Checked<'_>,
-    additional: u64,
-    exhausted: &Exhausted,
-    recorder: &mut R,
-) -> Reasons {
+fn growth_reasons(checked: &Checked<'_>, additional: u64, exhausted: &Exhausted, recorder: &mut Recorder) -> Reasons {
     let request = checked.request;
     let contract = &request.contract;
     let now = checked.now;
@@ -552,7 +548,7 @@ fn growth_reasons<R: Recorder>(
                 }
             }
         };
-        if R::RECORDS {
+        if recorder.records() {
             let available = observation.map(|o| o.allocatable.saturating_sub(o.reserved));
             demands.push(DemandCheck {
                 axis: demand.axis,
@@ -592,7 +588,7 @@ fn growth_reasons<R: Recorder>(
             reasons.push(Reason::CapacityExhausted);
         }
         // A binding without an observation (unreachable: phase A blocks first) is not listed.
-        if R::RECORDS
+        if recorder.records()
             && let Some((o, projected)) = observation.zip(projected)
         {
             quotas.push(QuotaCheck {
@@ -612,7 +608,7 @@ fn growth_reasons<R: Recorder>(
     for &axis in &contract.engine_authority_axes {
         let Some((o, _)) = capacity(axis) else { continue };
         let saturated = o.allocatable <= o.reserved;
-        if R::RECORDS {
+        if recorder.records() {
             engine.push(EngineCheck {
                 axis,
                 allocatable: o.allocatable,

@@ -297,6 +297,8 @@ fn parse_change(text: &str) -> Result<ProposedChange, EvaluationError> {
     Ok(ProposedChange { to_replicas, kind })
 }
 
+// Out of line: every verdict's message names its change (component size, docs/DECISIONS.md).
+#[inline(never)]
 fn change(from: u64, to: u64) -> String {
     format!("{from} -> {to} replicas")
 }

@@ -92,7 +92,7 @@ fn json_hint(text: &str, error: &read::SyntaxError) -> String {
         "write a number within the field's bounds (every bound is at most 10^15)"
     } else if text.starts_with('\u{feff}') {
         "save the text as UTF-8 without a byte-order mark (BOM)"
-    } else if text.trim().is_empty() {
+    } else if text.chars().all(char::is_whitespace) {
         "the text is empty: give one JSON object"
     } else if message.starts_with("duplicate key") {
         "write each key once per object: two readers of a document with a repeated key can disagree on what it says"
@@ -108,7 +108,7 @@ fn json_hint(text: &str, error: &read::SyntaxError) -> String {
         "nest objects and arrays at most 128 levels deep"
     } else if message.starts_with("key must be a string") {
         "quote every object key with double quotes"
-    } else if message.contains("surrogate") {
+    } else if message.starts_with("lone leading surrogate") {
         "write characters outside the Basic Multilingual Plane as a valid surrogate pair, or unescaped"
     } else {
         "check the JSON at that line and column: strings in double quotes, no comments, no `NaN` or `Infinity`, a comma between items and none after the last"
@@ -141,7 +141,10 @@ impl<'a> Path<'a> {
         Path::Index(self, index)
     }
 
+    // Out of line, as the error builders below: each is called from dozens of checks, and inlined
+    // at every one they cost the component kilobytes (docs/DECISIONS.md, "The component's size").
     /// The text of the path.
+    #[inline(never)]
     pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         self.write(&mut out);
@@ -169,13 +172,14 @@ impl<'a> Path<'a> {
     }
 }
 
+#[inline(never)]
 pub(crate) fn invalid_field(path: impl Into<String>, message: impl Into<String>) -> EvaluationError {
     EvaluationError::new(ErrorCode::InvalidField, message, path)
 }
 
 /// The last field name of a path's text (the whole text when it has no `.`).
 pub(crate) fn field_name(path: &str) -> &str {
-    path.rsplit('.').next().unwrap_or(path)
+    path.rfind('.').and_then(|dot| path.get(dot + 1..)).unwrap_or(path)
 }
 
 /// A float whose value is a whole number beyond every integer type: what serde_json makes of
@@ -184,6 +188,7 @@ fn is_huge(value: f64) -> bool {
     value.fract() == 0.0 && value.abs() >= 9.2e18
 }
 
+#[inline(never)]
 fn wrong_type(path: &Path<'_>, expected: &str, found: &Json<'_>) -> EvaluationError {
     let path = path.render();
     let name = field_name(&path);
@@ -198,6 +203,7 @@ fn wrong_type(path: &Path<'_>, expected: &str, found: &Json<'_>) -> EvaluationEr
 }
 
 /// As [`wrong_type`], for an object: the document itself is "the document".
+#[inline(never)]
 fn wrong_type_at(path: &Path<'_>, expected: &str, found: &Json<'_>) -> EvaluationError {
     let text = path.render();
     if text.is_empty() {
@@ -231,6 +237,23 @@ fn bounds_text(name: &str) -> String {
     }
 }
 
+/// Whether `text` is what `str::parse::<i128>` reads (an optional sign, then digits, within
+/// `i128`), without `i128` parsing: its overflow-checked multiplication is a kilobyte of the
+/// component for this one hint.
+fn is_i128_text(text: &str) -> bool {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let significant = digits.trim_start_matches('0');
+    let limit =
+        if negative { "170141183460469231731687303715884105728" } else { "170141183460469231731687303715884105727" };
+    significant.len() < limit.len() || (significant.len() == limit.len() && significant <= limit)
+}
+
 /// What to write instead of a value of the wrong JSON type.
 fn type_hint(path: &Path<'_>, expected: &str, found: &Json<'_>) -> String {
     let text = path.render();
@@ -245,7 +268,7 @@ fn type_hint(path: &Path<'_>, expected: &str, found: &Json<'_>) -> String {
             format!("write `{name}` as the whole number {whole}, without a decimal point or exponent")
         }
         ("an integer", Json::Float(_)) => format!("write `{name}` as a whole number {}", bounds_text(name)),
-        ("an integer", Json::Str(s)) if s.trim().parse::<i128>().is_ok() => {
+        ("an integer", Json::Str(s)) if is_i128_text(s.trim()) => {
             format!("write `{name}` as the number {}, without quotes", s.trim())
         }
         ("an integer", Json::Bool(_)) => format!("write `{name}` as a number {}, not true or false", bounds_text(name)),
@@ -568,6 +591,21 @@ pub(crate) fn array<'a, 'de, S: Sink>(
 /// A string from a closed vocabulary. When collecting, a misspelling near exactly one word is
 /// read as that word; anything else reads as the vocabulary's first word, unreadable.
 pub(crate) fn word<T: Word, S: Sink>(value: &Json<'_>, path: &Path<'_>, sink: &mut S) -> Result<T, S::Stop> {
+    let at = spelling(value, path, sink, T::SPELLINGS)?;
+    Ok(at.and_then(|at| T::WORDS.get(at).copied()).unwrap_or(T::FIRST))
+}
+
+/// [`word`] over the vocabulary's spellings, compiled once for every vocabulary: the index of the
+/// word read, or `None` when the value is unreadable.
+fn spelling<S: Sink>(
+    value: &Json<'_>,
+    path: &Path<'_>,
+    sink: &mut S,
+    words: &'static [&'static str],
+) -> Result<Option<usize>, S::Stop> {
+    // A search of at most fourteen words: kilobytes smaller than a `match` per vocabulary, within
+    // wall time's spread of them, about 1.5 % more instructions a JSON call (BENCHMARKS.md).
+    let index = |text: &str| words.iter().position(|word| *word == text);
     let text = match value {
         Json::Str(text) => text,
         other => {
@@ -575,20 +613,16 @@ pub(crate) fn word<T: Word, S: Sink>(value: &Json<'_>, path: &Path<'_>, sink: &m
                 path,
                 || wrong_type(path, "a string", other),
                 |notes| {
-                    notes.knows(path).then(|| {
-                        format!(
-                            "{}: one of {}",
-                            type_hint(path, "a string", other),
-                            listed(T::WORDS.iter().map(|w| w.wire()))
-                        )
-                    })
+                    notes
+                        .knows(path)
+                        .then(|| format!("{}: one of {}", type_hint(path, "a string", other), listed(words)))
                 },
             )?;
-            return Ok(T::FIRST);
+            return Ok(None);
         }
     };
-    if let Some(found) = T::read(text) {
-        return Ok(found);
+    if let Some(found) = index(text) {
+        return Ok(Some(found));
     }
     let error = || {
         let path = path.render();
@@ -596,23 +630,23 @@ pub(crate) fn word<T: Word, S: Sink>(value: &Json<'_>, path: &Path<'_>, sink: &m
         invalid_field(path, message)
     };
     // The nearest word is looked for only when collecting: the SPEC's path reports and stops.
-    let near = if sink.collects() { nearest(text, T::WORDS.iter().map(|w| w.wire())) } else { None };
-    let hint = |notes: &Notes| notes.knows(path).then(|| word_hint::<T>(text, near));
-    match near.filter(|n| n.unique).and_then(|n| T::read(n.word)) {
+    let near = if sink.collects() { nearest(text, words.iter().copied()) } else { None };
+    let hint = |notes: &Notes| notes.knows(path).then(|| word_hint(text, near, words));
+    match near.filter(|n| n.unique).and_then(|n| index(n.word)) {
         Some(meant) => {
             sink.fault(error, hint)?;
-            Ok(meant)
+            Ok(Some(meant))
         }
         None => {
             sink.unreadable(path, error, hint)?;
-            Ok(T::FIRST)
+            Ok(None)
         }
     }
 }
 
 /// The did-you-mean of a misspelt word, and the words of its vocabulary.
-fn word_hint<T: Word>(text: &str, near: Option<Near<'_>>) -> String {
-    let all = listed(T::WORDS.iter().map(|w| w.wire()));
+fn word_hint(text: &str, near: Option<Near<'_>>, words: &[&str]) -> String {
+    let all = listed(words);
     match near {
         Some(near) if near.unique => {
             format!("did you mean `{}`? (the rest of this diagnosis reads it so); the values are {all}", near.word)
@@ -625,7 +659,67 @@ fn word_hint<T: Word>(text: &str, near: Option<Near<'_>>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::short_float;
+    use proptest::prelude::*;
+
+    use super::{field_name, is_i128_text, short_float};
+
+    /// [`is_i128_text`] answers as `str::parse::<i128>` does.
+    #[test]
+    fn integer_texts_as_i128_parses_them() {
+        let max = i128::MAX.to_string();
+        let min = i128::MIN.to_string();
+        let texts = [
+            "",
+            "+",
+            "-",
+            "0",
+            "-0",
+            "+0",
+            "007",
+            "-007",
+            "12",
+            "+12",
+            "-12",
+            "1 2",
+            " 1",
+            "1.0",
+            "1e3",
+            "+-1",
+            "-+1",
+            "--1",
+            "++1",
+            "a1",
+            "1a",
+            "٣",
+            max.as_str(),
+            min.as_str(),
+            "170141183460469231731687303715884105728",
+            "-170141183460469231731687303715884105729",
+            "0000170141183460469231731687303715884105727",
+            "1701411834604692317316873037158841057270",
+            "99999999999999999999999999999999999999",
+            "999999999999999999999999999999999999999",
+        ];
+        for text in texts {
+            assert_eq!(is_i128_text(text), text.parse::<i128>().is_ok(), "{text:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn integer_texts_as_i128_parses_generated_ones(text in "[+-]{0,2}0{0,3}[0-9]{0,42}[ a.]?") {
+            prop_assert_eq!(is_i128_text(&text), text.parse::<i128>().is_ok(), "{:?}", text);
+        }
+    }
+
+    #[test]
+    fn field_names_are_the_last_part_of_a_path() {
+        assert_eq!(field_name("contract.policy.target"), "target");
+        assert_eq!(field_name("capacities[0].used"), "used");
+        assert_eq!(field_name("now"), "now");
+        assert_eq!(field_name("a."), "");
+        assert_eq!(field_name(""), "");
+    }
 
     #[test]
     fn huge_floats_in_two_digits() {

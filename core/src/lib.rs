@@ -64,7 +64,7 @@ pub const EVALUATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// or `current_replicas` out of bounds. Missing or stale evidence is not an error: it is a
 /// `blocked` decision.
 pub fn evaluate(request: &EvaluationRequest) -> Result<Decision, EvaluationError> {
-    Ok(evaluate::decide(&validate::request(request)?, &mut derive::Silent))
+    Ok(evaluate::decide(&validate::request(request)?, &mut derive::Recorder::silent()))
 }
 
 /// The derivation of a request's decision: each evidence verdict, the target arithmetic, each
@@ -76,9 +76,9 @@ pub fn evaluate(request: &EvaluationRequest) -> Result<Decision, EvaluationError
 /// # Errors
 /// Exactly the errors of [`evaluate`], for the same request.
 pub fn derive(request: &EvaluationRequest) -> Result<Derivation, EvaluationError> {
-    let mut steps = derive::Steps::default();
-    let decision = evaluate::decide(&validate::request(request)?, &mut steps);
-    Ok(steps.into_derivation(&decision))
+    let mut recorder = derive::Recorder::recording();
+    let decision = evaluate::decide(&validate::request(request)?, &mut recorder);
+    Ok(recorder.into_derivation(&decision))
 }
 
 /// The derivation of a request given as JSON text, as compact JSON ([`Derivation::to_json`]).

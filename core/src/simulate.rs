@@ -161,6 +161,8 @@ pub struct Simulation {
     pub summary: SimulationSummary,
 }
 
+// Out of line: a dozen refusals build one (component size, docs/DECISIONS.md).
+#[inline(never)]
 fn trace_error(path: String, message: impl Into<String>) -> EvaluationError {
     EvaluationError::new(ErrorCode::InvalidField, message, path)
 }
@@ -660,13 +662,17 @@ fn push_string(out: &mut String, key: &str, value: &str) {
     write_json_string(value, false, out);
 }
 
+// Out of line (as `push_option`): the simulation's JSON writes two dozen numbers (component size,
+// docs/DECISIONS.md).
 /// `prefix` (`,"key":`) and the number.
+#[inline(never)]
 fn push_u64(out: &mut String, prefix: &str, value: u64) {
     out.push_str(prefix);
     push_decimal(value, 1, out);
 }
 
 /// `prefix` (`,"key":`) and the number, or `null`.
+#[inline(never)]
 fn push_option(out: &mut String, prefix: &str, value: Option<u64>) {
     match value {
         Some(value) => push_u64(out, prefix, value),

@@ -6,7 +6,7 @@
 //! value already found unreadable is not judged when collecting (its hint closure returns `None`).
 
 use crate::cache::ContractCache;
-use crate::diagnose::{First, Notes, Sink, listed};
+use crate::diagnose::{First, Notes, Sink, listed, listed_or};
 use crate::error::{ErrorCode, EvaluationError};
 use crate::identity;
 use crate::json::{Path, field_name, invalid_field};
@@ -86,11 +86,16 @@ pub(crate) struct Checked<'a> {
     pub safety: Option<Window>,
 }
 
+// Out of line, as the other error builders and `knows_items`/`knows_all`/`bounded`: called from
+// dozens of checks, inlined at each they cost the component kilobytes (docs/DECISIONS.md, "The
+// component's size").
+#[inline(never)]
 fn error(code: ErrorCode, path: &Path<'_>, message: impl Into<String>) -> EvaluationError {
     EvaluationError::new(code, message, path.render())
 }
 
 /// An error whose message names the last field of its path.
+#[inline(never)]
 fn named_error(code: ErrorCode, path: &Path<'_>, message: impl FnOnce(&str) -> String) -> EvaluationError {
     let path = path.render();
     let message = message(field_name(&path));
@@ -103,15 +108,18 @@ fn name_of(path: &Path<'_>) -> String {
 }
 
 /// Whether the list at `list` and the named fields of each of its `len` items can be judged.
+#[inline(never)]
 fn knows_items(notes: &Notes, list: &Path<'_>, len: usize, fields: &[&str]) -> bool {
     notes.knows_shallow(list) && (0..len).all(|i| fields.iter().all(|f| notes.knows(&list.index(i).field(f))))
 }
 
 /// Whether every path can be judged (nothing at, above or below it was unreadable).
+#[inline(never)]
 fn knows_all(notes: &Notes, paths: &[Path<'_>]) -> bool {
     paths.iter().all(|path| notes.knows(path))
 }
 
+#[inline(never)]
 fn bounded<S: Sink>(sink: &mut S, value: u64, low: u64, high: u64, path: &Path<'_>) -> Result<(), S::Stop> {
     if (low..=high).contains(&value) {
         return Ok(());
@@ -157,16 +165,28 @@ fn ref_fault(value: &str) -> String {
     {
         return format!("it starts with {}; {allowed}", char_text(first));
     }
-    match value.chars().enumerate().skip(1).find(|(_, c)| !(c.is_ascii_alphanumeric() || "._:/@+-".contains(*c))) {
+    // A `matches!`, not `"._:/@+-".contains(c)`: for a non-ASCII `c` that is a substring search,
+    // whose code (about 3.5 KB) the component need not carry.
+    match value
+        .chars()
+        .enumerate()
+        .skip(1)
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '/' | '@' | '+' | '-')))
+    {
         Some((at, c)) => format!("{} at character {} is not allowed; {allowed}", char_text(c), at + 1),
         None => allowed.to_owned(),
     }
 }
 
-/// A character as a hint shows it: in backquotes, or escaped when it is not printable.
+/// A character as a hint shows it: in backquotes, with its code point unless it is plain ASCII.
+/// Control characters and whitespace other than the space are escaped (`\n`, `\u{a0}`), every
+/// other character is shown as it is. Not `char::escape_debug`: its tables of printable and
+/// combining characters were kilobytes of the component for this one hint.
 fn char_text(c: char) -> String {
-    if c.is_control() || c.is_whitespace() || !c.is_ascii() {
-        format!("`{}` (U+{:04X})", c.escape_debug(), u32::from(c))
+    if c.is_control() || (c.is_whitespace() && c != ' ') {
+        format!("`{}` (U+{:04X})", c.escape_default(), u32::from(c))
+    } else if !c.is_ascii() || c == ' ' {
+        format!("`{c}` (U+{:04X})", u32::from(c))
     } else {
         format!("`{c}`")
     }
@@ -280,10 +300,12 @@ pub(crate) fn check_time<S: Sink>(sink: &mut S, value: &str, path: &Path<'_>) ->
     Ok(0)
 }
 
+#[inline(never)]
 fn policy_error(path: &Path<'_>, message: &str) -> EvaluationError {
     error(ErrorCode::InvalidPolicy, path, message)
 }
 
+#[inline(never)]
 fn contract_error(path: &Path<'_>, message: impl Into<String>) -> EvaluationError {
     error(ErrorCode::InvalidContract, path, message)
 }
@@ -771,7 +793,7 @@ fn profile_in<S: Sink>(sink: &mut S, c: &ScaleUnitContract, path: &Path<'_>) -> 
                     };
                     format!(
                         "set `continuity.mode` to {}: the modes {surface} supports{externalized}",
-                        listed(profile.continuity_modes).replace("`, `", "` or `")
+                        listed_or(profile.continuity_modes)
                     )
                 })
             },
@@ -833,7 +855,7 @@ fn profile_in<S: Sink>(sink: &mut S, c: &ScaleUnitContract, path: &Path<'_>) -> 
             notes.knows(&surface_path) && knows_items(notes, &quotas_path, c.quotas.len(), fields)
         };
         let mut provider = c.quotas.iter().filter(|q| q.scope == QuotaScope::ProviderGlobal).peekable();
-        let axes_text = || listed(profile.provider_quota_axes).replace("`, `", "` or `");
+        let axes_text = || listed_or(profile.provider_quota_axes);
         if provider.peek().is_none() {
             sink.fault(
                 || contract_error(here, format!("{surface} requires one provider-global quota binding")),
@@ -1239,9 +1261,21 @@ fn observations<S: Sink>(sink: &mut S, r: &EvaluationRequest, replicas: bool) ->
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "a test fails by panicking")]
 
-    use super::{bounds, request};
+    use super::{bounds, char_text, request};
     use crate::conformance::Vector;
     use crate::model::EvaluationRequest;
+
+    /// How a hint shows a character that a reference or a digest may not hold.
+    #[test]
+    fn characters_in_hints() {
+        assert_eq!(char_text('x'), "`x`");
+        assert_eq!(char_text(' '), "` ` (U+0020)");
+        assert_eq!(char_text('\n'), "`\\n` (U+000A)");
+        assert_eq!(char_text('\u{1b}'), "`\\u{1b}` (U+001B)");
+        assert_eq!(char_text('\u{a0}'), "`\\u{a0}` (U+00A0)");
+        assert_eq!(char_text('é'), "`é` (U+00E9)");
+        assert_eq!(char_text('\u{1F600}'), "`\u{1F600}` (U+1F600)");
+    }
 
     /// Every bounded field set far out of its bounds: the check's message states exactly the
     /// bounds [`bounds`] gives for the field's name (the table the too-large-integer messages use).

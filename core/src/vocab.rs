@@ -14,14 +14,7 @@ macro_rules! wire_enum {
         impl $crate::vocab::Word for $name {
             const FIRST: Self = Self::$first;
             const WORDS: &'static [Self] = Self::ALL;
-
-            fn wire(self) -> &'static str {
-                self.as_str()
-            }
-
-            fn read(text: &str) -> Option<Self> {
-                Self::parse(text)
-            }
+            const SPELLINGS: &'static [&'static str] = &[ $( $wire ),+ ];
         }
 
         impl $name {
@@ -94,10 +87,8 @@ pub(crate) trait Word: Copy + 'static {
     const FIRST: Self;
     /// Every word, in declaration order.
     const WORDS: &'static [Self];
-    /// The wire spelling.
-    fn wire(self) -> &'static str;
-    /// Parses a wire spelling.
-    fn read(text: &str) -> Option<Self>;
+    /// The wire spelling of each word, in the same order.
+    const SPELLINGS: &'static [&'static str];
 }
 
 wire_enum! {
@@ -454,5 +445,39 @@ impl SurfaceKind {
                 provider_quota_axes: &[],
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{
+        ActionKind, CapacityAxis, ContinuityMode, EvidenceKind, EvidenceStatus, QuotaScope, Reason, SignalKind,
+        SurfaceKind, Word,
+    };
+
+    /// The readers look a word up by its index in `SPELLINGS` and take `WORDS` at that index.
+    fn spelled_in_order<T: Word + PartialEq + std::fmt::Debug>(
+        as_str: fn(T) -> &'static str,
+        parse: fn(&str) -> Option<T>,
+    ) {
+        assert_eq!(T::SPELLINGS.len(), T::WORDS.len());
+        for (&word, &spelling) in T::WORDS.iter().zip(T::SPELLINGS) {
+            assert_eq!(as_str(word), spelling);
+            assert_eq!(parse(spelling), Some(word));
+        }
+        assert_eq!(T::WORDS.first(), Some(&T::FIRST));
+    }
+
+    #[test]
+    fn every_vocabulary_spells_its_words_in_order() {
+        spelled_in_order(SurfaceKind::as_str, SurfaceKind::parse);
+        spelled_in_order(SignalKind::as_str, SignalKind::parse);
+        spelled_in_order(CapacityAxis::as_str, CapacityAxis::parse);
+        spelled_in_order(QuotaScope::as_str, QuotaScope::parse);
+        spelled_in_order(ContinuityMode::as_str, ContinuityMode::parse);
+        spelled_in_order(ActionKind::as_str, ActionKind::parse);
+        spelled_in_order(EvidenceKind::as_str, EvidenceKind::parse);
+        spelled_in_order(EvidenceStatus::as_str, EvidenceStatus::parse);
+        spelled_in_order(Reason::as_str, Reason::parse);
     }
 }

@@ -9,10 +9,19 @@ mod bindings {
     wit_bindgen::generate!({
         path: "../wit",
         world: "scale-units",
+        // Built for wasm32-unknown-unknown, the module has no C constructors for the exports to
+        // run first (the workaround is for wasi-libc): each export would carry the check.
+        disable_run_ctors_once_workaround: true,
     });
 }
 
 mod convert;
+
+/// The component's allocator: Talc's WebAssembly configuration instead of the standard library's
+/// dlmalloc, smaller in the component and faster per call (issue 29; BENCHMARKS.md, "WIT 0.3.0").
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 use std::cell::RefCell;
 

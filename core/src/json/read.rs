@@ -83,6 +83,22 @@ impl fmt::Display for Fault {
     }
 }
 
+/// Whether `key` is already in the object of more than [`SCAN`] keys whose entries so far are
+/// `entries`: the set of their keys is made at the first such key and kept in `seen`. Out of line,
+/// so that the reading of ordinary objects does not carry it.
+#[inline(never)]
+fn repeated_in_set(seen: &mut Option<BTreeSet<String>>, entries: &[(Cow<'_, str>, Json<'_>)], key: &str) -> bool {
+    let set = seen.get_or_insert_with(|| {
+        // Inserted one by one: `collect` would bring a sort into the component.
+        let mut set = BTreeSet::new();
+        for (known, _) in entries {
+            set.insert(known.to_string());
+        }
+        set
+    });
+    !set.insert(key.to_owned())
+}
+
 /// A refusal on its way out: the fault and the byte offset its position is counted at (`None`
 /// for a duplicate key until the object around it has been closed, as serde_json places it).
 struct Stop {
@@ -228,6 +244,8 @@ impl<'t> Reader<'t> {
         Ok(())
     }
 
+    // Out of line: `true`, `false` and `null` each read through it (component size, docs/DECISIONS.md).
+    #[inline(never)]
     fn ident(&mut self, rest: &[u8]) -> Read<()> {
         for &expected in rest {
             match self.next() {
@@ -285,7 +303,9 @@ impl<'t> Reader<'t> {
     /// The entries of an object whose `{` has been read, up to (not including) its `}`.
     fn entries(&mut self) -> Read<Vec<(Cow<'t, str>, Json<'t>)>> {
         let mut entries: Vec<(Cow<'t, str>, Json<'t>)> = Vec::new();
-        let mut seen: Option<BTreeSet<Cow<'t, str>>> = None;
+        // Owned keys: the same set type as the diagnosis's, so the component carries one copy of
+        // its code (an object this large is rare).
+        let mut seen: Option<BTreeSet<String>> = None;
         loop {
             let Some(peek) = self.whitespace() else {
                 return Err(self.peek_error(Fault::EofWhileParsingObject));
@@ -311,19 +331,10 @@ impl<'t> Reader<'t> {
             }
             self.index += 1;
             let key = self.string()?;
-            let duplicate = match &mut seen {
-                Some(seen) => !seen.insert(key.clone()),
-                None if entries.len() < SCAN => entries.iter().any(|(known, _)| *known == key),
-                None => {
-                    // Inserted one by one: `collect` would bring a sort into the component.
-                    let mut set = BTreeSet::new();
-                    for (known, _) in &entries {
-                        set.insert(known.clone());
-                    }
-                    let duplicate = !set.insert(key.clone());
-                    seen = Some(set);
-                    duplicate
-                }
+            let duplicate = if seen.is_none() && entries.len() < SCAN {
+                entries.iter().any(|(known, _)| *known == key)
+            } else {
+                repeated_in_set(&mut seen, &entries, &key)
             };
             if duplicate {
                 return Err(Stop { fault: Fault::DuplicateKey(key.into_owned()), at: None });
