@@ -5,6 +5,7 @@ pub mod collect;
 pub mod config;
 pub mod envoy;
 pub mod keda;
+pub mod kubernetes;
 pub mod listen;
 pub mod server;
 pub mod service;
