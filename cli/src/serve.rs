@@ -102,6 +102,18 @@ pub(crate) struct ServeArgs {
     /// How often the units folder is rescanned, in milliseconds.
     #[arg(long, group = "flags", value_name = "MS", default_value_t = defaults().units_interval_ms)]
     units_interval_ms: u64,
+    /// Watch the Kubernetes API server (in a pod, with its ServiceAccount; outside a cluster,
+    /// $KUBECONFIG or ~/.kube/config): ScaleUnit resources are units, and each unit's replica
+    /// count and cooldowns come from its scale target as the API server holds it. Enables the
+    /// unit routes, the webhook and KEDA's scaler without --units.
+    #[arg(long, group = "flags")]
+    kubernetes: bool,
+    /// With --kubernetes: this kubeconfig file instead of the pod's ServiceAccount.
+    #[arg(long, group = "flags", value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// With --kubernetes: status writes per ScaleUnit per minute at most.
+    #[arg(long, group = "flags", value_name = "N", default_value_t = defaults().status_writes_per_minute)]
+    status_writes_per_minute: u32,
     /// Keep observations in Redis (redis://host:port/db), shared by every replica (default: in
     /// this process). Visible in `ps` and the Pod spec: give a URL with a password through
     /// --redis-url-file or $SCALE_UNITS_REDIS_URL instead.
@@ -137,13 +149,13 @@ pub(crate) struct ServeArgs {
     /// PEM private key, reloaded when it changes.
     #[arg(long, group = "flags", value_name = "FILE")]
     tls_key: Option<PathBuf>,
-    /// The webhook answers allowed, with the would-be denial as a warning (and records no scale
-    /// action for the cooldowns).
+    /// Units in Enforce mode are answered as in Warn mode: allowed, with the would-be denial as a
+    /// warning.
     #[arg(long, group = "flags")]
     webhook_dry_run: bool,
     /// Admission reviews authenticate with a client certificate signed by a CA of this PEM file
-    /// (the API server's, from its webhook kubeconfig); other routes (probes) need none. Without
-    /// it, reviews need the push role's bearer token when one is configured.
+    /// (the API server's, from its webhook kubeconfig); other routes (probes) need none. A review
+    /// records nothing, so this only marks the audit lines of reviews without one.
     #[arg(long, group = "flags", value_name = "FILE")]
     webhook_client_ca: Option<PathBuf>,
     /// Also serve KEDA's external scaler (gRPC) on ADDR; needs --units; drains with the service.
@@ -327,6 +339,9 @@ impl ServeArgs {
             max_staged: self.max_staged,
             max_pins: self.max_pins,
             units: self.units,
+            kubernetes: self.kubernetes,
+            kubeconfig: self.kubeconfig,
+            status_writes_per_minute: self.status_writes_per_minute,
             units_interval_ms: self.units_interval_ms,
             redis: self.redis,
             state_dir: self.state_dir,

@@ -67,6 +67,15 @@ pub struct ServeConfig {
     /// Scale-unit contracts by unit, <namespace>.<name>.json|yaml|yml (a mounted ConfigMap),
     /// reloaded on change; enables the unit routes and the admission webhook.
     pub units: Option<PathBuf>,
+    /// Watch the Kubernetes API server (in a pod, with its ServiceAccount; outside a cluster,
+    /// $KUBECONFIG or ~/.kube/config): ScaleUnit resources are units, and each unit's replica
+    /// count and cooldowns come from its scale target as the API server holds it. Enables the
+    /// unit routes, the admission webhook and KEDA's scaler without `units`.
+    pub kubernetes: bool,
+    /// With `kubernetes`: this kubeconfig file instead of the pod's ServiceAccount.
+    pub kubeconfig: Option<PathBuf>,
+    /// With `kubernetes`: status writes per ScaleUnit per minute at most.
+    pub status_writes_per_minute: u32,
     /// How often the units folder is rescanned, in milliseconds.
     pub units_interval_ms: u64,
     /// Keep observations in Redis (redis://host:port/db). A URL with a password belongs in
@@ -197,6 +206,9 @@ impl Default for ServeConfig {
             max_staged: scale_units_host::registry::DEFAULT_MAX_STAGED,
             max_pins: scale_units_host::registry::DEFAULT_MAX_PINS,
             units: None,
+            kubernetes: false,
+            kubeconfig: None,
+            status_writes_per_minute: 6,
             units_interval_ms: 2000,
             redis: None,
             state_dir: None,
@@ -342,6 +354,7 @@ pub struct CheckedConfig {
     pub(crate) max_pins: usize,
     pub(crate) service: ServiceConfig,
     pub(crate) units: Option<PathBuf>,
+    pub(crate) kubernetes: Option<crate::kubernetes::KubernetesOptions>,
     pub(crate) units_interval: Duration,
     pub(crate) redis: Option<String>,
     pub(crate) redis_ca: Option<Vec<u8>>,

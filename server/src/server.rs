@@ -136,13 +136,18 @@ impl Server {
         service.tls = config.webhook_tls;
         // The KEDA listener's certificate shows in the service's /metrics (the clones share its status).
         service.keda_tls.clone_from(&config.keda_tls);
-        if let Some(dir) = &config.units {
+        if config.units.is_some() || config.kubernetes.is_some() {
             let mut units = Units::builder(Arc::clone(&registry))
-                .contracts_dir(dir)
                 .reload_interval(config.units_interval)
                 .replicas_max_age(config.replicas_max_age)
                 // One evaluation limit for the HTTP routes, the webhook, KEDA and the collectors.
                 .workers(crate::workers::Workers::new(service.workers));
+            if let Some(dir) = &config.units {
+                units = units.contracts_dir(dir);
+            }
+            if config.kubernetes.is_some() {
+                units = units.kubernetes();
+            }
             if let Some(url) = &config.redis {
                 units = units.redis(url);
             }
@@ -156,14 +161,26 @@ impl Server {
             tracing::info!(
                 "{} unit contract(s) from {}, observations in {}, admitted scale actions in {}",
                 units.keys().len(),
-                dir.display(),
+                config.units.as_ref().map_or_else(|| "no contracts folder".to_owned(), |dir| dir.display().to_string()),
                 units.store_kind(),
                 match &config.state_dir {
                     Some(state) => format!("{} ({})", units.state_kind(), state.display()),
                     None => units.state_kind().to_owned(),
                 }
             );
-            if units.state_kind() == "memory" {
+            if let Some(options) = &config.kubernetes {
+                let options =
+                    crate::kubernetes::KubernetesOptions { audit: Some(Arc::clone(&audit)), ..options.clone() };
+                let cluster = crate::kubernetes::Cluster::connect(Arc::clone(&units), options)
+                    .await
+                    .map_err(|error| start(error.to_string()))?;
+                cluster.start();
+                tracing::info!(
+                    "watching the Kubernetes API server: ScaleUnits, and each unit's scale target; the replica counts \
+                     and the cooldowns are the API server's (the service is ready once the watch is in step)"
+                );
+                service.kubernetes = Some(cluster);
+            } else if units.state_kind() == "memory" {
                 tracing::warn!(
                     "admitted scale actions are not kept across restarts (no --state-dir or --redis): every \
                      unit's cooldowns count from this start"

@@ -99,6 +99,9 @@ pub struct ServiceConfig {
     pub watch_interval: Duration,
     /// The unit registry: the routes `/v1/units…` and `/v1/admission` (see `service/units.rs`).
     pub units: Option<Arc<crate::units::Units>>,
+    /// The Kubernetes watch (issue 37): `/ready` fails until it is in step with the API server,
+    /// and the webhook tells it what it allowed and refused.
+    pub kubernetes: Option<Arc<crate::kubernetes::Cluster>>,
     /// Serve HTTPS with these files (reloaded when they change) instead of plain HTTP.
     pub tls: Option<crate::listen::tls::TlsFiles>,
     /// The KEDA scaler's TLS files (served by its own listener): `/metrics` shows their
@@ -131,6 +134,7 @@ impl Default for ServiceConfig {
             watch_dir: None,
             watch_interval: Duration::from_secs(2),
             units: None,
+            kubernetes: None,
             tls: None,
             keda_tls: None,
             admission_dry_run: false,
@@ -337,12 +341,15 @@ async fn health() -> Response {
 
 async fn ready(State(shared): Shared_) -> Response {
     let active = shared.registry.active().is_some();
-    let ready = shared.ready.load(Ordering::SeqCst) && active;
+    // Kubernetes mode: no answer stands on a watch that has not listed the cluster yet.
+    let watching = shared.config.kubernetes.as_ref().is_none_or(|cluster| cluster.synced());
+    let ready = shared.ready.load(Ordering::SeqCst) && active && watching;
     let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    let reason = match (shared.ready.load(Ordering::SeqCst), active) {
-        (false, _) => "shutting down",
-        (true, false) => "no active policy",
-        (true, true) => "ready",
+    let reason = match (shared.ready.load(Ordering::SeqCst), active, watching) {
+        (false, _, _) => "shutting down",
+        (true, false, _) => "no active policy",
+        (true, true, false) => "the Kubernetes watch is not in step with the API server yet",
+        (true, true, true) => "ready",
     };
     json_response(status, json!({"ready": ready, "status": reason}).to_string())
 }

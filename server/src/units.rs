@@ -35,8 +35,8 @@ mod error;
 mod evidence;
 mod key;
 mod ledger;
+mod observed;
 mod push;
-mod reconcile;
 mod stats;
 mod store;
 
@@ -44,6 +44,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use arc_swap::ArcSwap;
 
 use scale_units_core::Decision;
 use serde_json::Value;
@@ -55,7 +57,7 @@ use evidence::Evidence;
 pub use key::UnitKey;
 pub use ledger::{Admission, JOURNAL_MAX_AGE_MS, JOURNAL_MAX_PER_UNIT, Recorded, STATE_FILE, Settled, Settlement};
 use ledger::{Ledger, Word};
-pub use reconcile::{Reconciled, ReviewedObject};
+pub use observed::{Observed, SeenChange};
 pub use stats::EvidenceStats;
 pub use store::Fence;
 use store::Store;
@@ -144,6 +146,7 @@ pub struct UnitsBuilder {
     clock: Clock,
     replicas_max_age: Duration,
     workers: Option<Arc<crate::workers::Workers>>,
+    kubernetes: bool,
 }
 
 impl fmt::Debug for UnitsBuilder {
@@ -193,6 +196,15 @@ impl UnitsBuilder {
     /// cluster known to be new; never set by `scale-units serve`.
     pub fn no_prior_actions(mut self) -> Self {
         self.no_prior_actions = true;
+        self
+    }
+
+    /// Kubernetes mode (issue 37): each unit's replica count and the time its cooldowns count
+    /// from are what the Kubernetes watch saw of its scale target ([`Units::set_observed`]);
+    /// until the watch has seen it, a unit's count is unknown (no decision). Reviews and
+    /// collected counts carry no authority over either.
+    pub fn kubernetes(mut self) -> Self {
+        self.kubernetes = true;
         self
     }
 
@@ -265,6 +277,8 @@ impl UnitsBuilder {
             ledger,
             clock: self.clock,
             stats: EvidenceStats::default(),
+            kubernetes: self.kubernetes,
+            observed: ArcSwap::from_pointee(observed::ObservedMap::new()),
         });
         if let Some(dir) = &units.catalog.dir {
             std::fs::read_dir(dir).map_err(|error| {
@@ -286,6 +300,10 @@ pub struct Units {
     ledger: Ledger,
     clock: Clock,
     stats: EvidenceStats,
+    /// Kubernetes mode ([`UnitsBuilder::kubernetes`]).
+    kubernetes: bool,
+    /// What the watch saw of each unit's target ([`Units::set_observed`]).
+    observed: ArcSwap<observed::ObservedMap>,
 }
 
 impl fmt::Debug for Units {
@@ -313,6 +331,7 @@ impl Units {
             clock: Arc::new(SystemTime::now),
             replicas_max_age: Duration::from_secs(300),
             workers: None,
+            kubernetes: false,
         }
     }
 
@@ -359,6 +378,38 @@ impl Units {
     /// when there is no active policy or the component fails.
     pub async fn set_contract(&self, key: UnitKey, contract: &str) -> Result<String, UnitError> {
         self.catalog.set_contract(key, contract).await
+    }
+
+    /// Sets the unit from a `ScaleUnit` resource: its contract (validated by the active policy),
+    /// its sources and its mode; returns the contract's id.
+    ///
+    /// # Errors
+    /// [`UnitError::Evaluation`] when the active policy refuses the contract (its code, message
+    /// and path), [`UnitError::Config`] when a contract file defines the unit,
+    /// [`UnitError::Policy`].
+    pub async fn set_resource(
+        &self,
+        key: UnitKey,
+        contract: &str,
+        sources: Option<Sources>,
+        mode: crate::kubernetes::resource::Mode,
+    ) -> Result<String, UnitError> {
+        self.catalog.set_resource(key, contract, sources, mode).await
+    }
+
+    /// Removes a unit a `ScaleUnit` defined, and what the watch knew of its target; returns
+    /// whether it was there.
+    pub fn remove_resource(&self, key: &UnitKey) -> bool {
+        let removed = self.catalog.remove_resource(key);
+        if removed {
+            self.forget_observed(key);
+        }
+        removed
+    }
+
+    /// How a change the unit's decision does not allow is answered (`None` without a contract).
+    pub fn mode(&self, key: &UnitKey) -> Option<crate::kubernetes::resource::Mode> {
+        self.catalog.mode(key)
     }
 
     /// Scans the contracts folder once: loads new and changed files, drops units whose file is
@@ -437,8 +488,17 @@ impl Units {
         // never retracts one (it lags behind the change); only a review can.
         if confirms && let Some(count) = standing.get("count").and_then(Value::as_u64) {
             let word = Word { review_uid: None, resource_version: None, count, by: source_ref, at_ms: self.now_ms() };
-            if let Err(error) = self.ledger.settle(&key.to_string(), &word).await {
-                tracing::warn!(unit = %key, "the admission cannot be confirmed by the collected count: {error}");
+            match self.ledger.settle(&key.to_string(), &word).await {
+                Ok(ledger::Told::Settled(admission)) => tracing::info!(
+                    unit = %key,
+                    "the admitted change {} -> {} is confirmed by the collected count",
+                    admission.from,
+                    admission.to
+                ),
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(unit = %key, "the admission cannot be confirmed by the collected count: {error}");
+                }
             }
         }
         Ok(standing)
@@ -541,6 +601,11 @@ impl Units {
     fn now_ms(&self) -> i64 {
         timestamp((self.clock)()).as_millisecond()
     }
+}
+
+/// `ms` (since the Unix epoch) as the service writes times: whole seconds, UTC, `Z`.
+pub fn format_time_ms(ms: i64) -> String {
+    ledger::format_ms(ms)
 }
 
 pub(crate) fn timestamp(time: SystemTime) -> jiff::Timestamp {

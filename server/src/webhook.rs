@@ -1,32 +1,34 @@
 //! The admission webhook (`scale-units serve --webhook`, `POST /v1/admission`): a
 //! `ValidatingWebhookConfiguration` sends the API server's `AdmissionReview` (`admission.k8s.io/v1`)
 //! for `UPDATE` of `deployments/scale` and `statefulsets/scale` (an `autoscaling/v1` `Scale`: what
-//! the HPA and `kubectl scale` send) and of `deployments` and `statefulsets` themselves.
+//! the HPA and `kubectl scale` send) and of `deployments` and `statefulsets` themselves; its
+//! `matchConditions` send only the updates whose `spec.replicas` changes.
 //!
-//! The unit (`namespace/name` of the workload) is evaluated with the old replica count as current,
-//! and the change judged by the core's gate (SPEC §12, `scale_units_core::gate`): allowed when the
-//! count does not change, when it moves in the decision's direction without passing
-//! `desired_replicas`, or when a workload outside its contract's bounds moves back toward them.
-//! Everything else is denied — above all any change while the decision is `blocked` — with the
-//! gate's message naming the reasons and the decision id. A
-//! unit without a contract is allowed with a warning. Evidence that cannot be read (Redis down)
-//! denies. A body that is not an `AdmissionReview` gets a well-formed denial, never a 500. In dry
-//! run, a denial is answered `allowed` with the would-be denial as a warning.
+//! The unit (the ScaleUnit naming the workload as its scale target, else the contract file of the
+//! workload's `namespace/name`) is evaluated with the old replica count as current — the API
+//! server's word on the object as it stands — and the change judged by the core's gate (SPEC §12,
+//! `scale_units_core::gate`): allowed when the count does not change, when it moves in the
+//! decision's direction without passing `desired_replicas`, or when a workload outside its
+//! contract's bounds moves back toward them. Everything else the decision does not allow — above
+//! all any change while the decision is `blocked` — is answered by the unit's mode: `Enforce`
+//! denies it with the gate's message (the reasons, the numbers, the decision id), `Warn` allows it
+//! with that message as a warning, `Monitor` allows it; the last two are recorded as would-be
+//! denials (an Event, the audit line, a metric). `--webhook-dry-run` answers an `Enforce` unit as
+//! `Warn`. A unit without a contract is allowed with a warning. Evidence that cannot be read
+//! (Redis down) is a denial like any other. A body that is not an `AdmissionReview` gets a
+//! well-formed denial, never a 500.
+//!
+//! A review is a question, never a record (issue 37): it changes nothing the service believes.
+//! The cooldowns count from the changes the Kubernetes watch sees ([`crate::kubernetes`]), so a
+//! review from anyone — authenticated or not, a server-side dry run, a forged one — is judged and
+//! answered, and its answer goes only to whoever asked. The webhook tells the watch which changes
+//! it allowed, so that the watch can tell a judged change from one that went around it, and audit
+//! a broken glass when the change it let through is seen.
 //!
 //! Two ways past a denial, each allowed with a warning and counted: a recovery toward the bounds
 //! (the gate's), and a member of an override group may break glass ([`breakglass`]: who may is
-//! the webhook's policy, not the gate's). Every review is written to the audit log ([`Reviewed::record`]).
-//!
-//! An admitted change is recorded ([`Units::record_admission`]) before the answer leaves; one that
-//! cannot be recorded is denied. A review already admitted (the same uid and change: the API
-//! server retried it) is answered allowed again and recorded once. An admitted change is not yet
-//! a change (a later webhook, a conflict or validation may still refuse it): before judging, an
-//! authenticated review tells the service what the API server holds of the workload
-//! ([`reconcile`]), which retracts an admission that never happened or confirms one that did.
-//! Only an authenticated review (the service decides: [`AdmissionOptions::unauthenticated`])
-//! records the unit's last scale action, and only outside any dry run; any other is judged and
-//! answered without the decision's id, reasons, bounds or warnings, never breaks glass, never
-//! counts as a recovery, and is audited with its connection's address and its claimed user.
+//! the webhook's policy, not the gate's). Every review is written to the audit log
+//! ([`Reviewed::record`]).
 //!
 //! A body is read up to [`MAX_REVIEW_BYTES`] and parsed into the few fields judged by, the rest
 //! skipped unread (no tree of the objects), at most two at once; a key named twice anywhere in it
@@ -34,7 +36,6 @@
 
 pub mod breakglass;
 mod input;
-mod reconcile;
 
 use kube_core::TypeMeta;
 use kube_core::admission::{AdmissionResponse, Operation};
@@ -43,11 +44,12 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::audit::{AuditRecord, Caller, DecisionFacts, ErrorFacts, OverrideFacts};
+use crate::kubernetes::resource::Mode;
+use crate::kubernetes::{AllowedChange, Cluster};
 use crate::listen::Peer;
 use crate::sources::WorkloadKind;
-use crate::units::{Admission, AdmittedChange, UnitKey, UnitVerdict, Units};
+use crate::units::{UnitKey, UnitVerdict, Units};
 use input::{ObjectIn, RequestIn, ReviewIn};
-use reconcile::reconcile;
 
 /// The audit annotation carrying the decision id of an admitted change (the API server prefixes
 /// it with the webhook's name).
@@ -60,8 +62,7 @@ enum Outcome {
 }
 
 /// A judged review: the answer, the unit whose replica count it would change (a unit with a
-/// contract, its count changing), whose admission is recorded as its last scale action, and what
-/// the audit log keeps of it.
+/// contract, its count changing), and what the audit log keeps of it.
 struct Judged {
     outcome: Outcome,
     changes: Option<UnitKey>,
@@ -77,24 +78,38 @@ struct Facts {
     component_digest: Option<String>,
     error: Option<ErrorFacts>,
     recovery: bool,
-    /// What the review taught of the unit's last admission ([`reconcile`]).
-    reconciled: Option<Value>,
+    /// The gate's reason code, or the unit error's code of a change denied without a decision.
+    code: Option<&'static str>,
 }
 
 /// How the webhook judges. [`Default`]: no dry run, no override group.
 #[derive(Clone, Debug, Default)]
 pub struct AdmissionOptions {
-    /// Answer every denial `allowed`, with the denial as a warning (`--webhook-dry-run`).
+    /// Answer a denial of an `Enforce` unit as `Warn` does: `allowed`, with the denial as a
+    /// warning (`--webhook-dry-run`).
     pub dry_run: bool,
     /// Members of these groups may override a denial ([`breakglass`]).
     pub override_groups: Vec<String>,
-    /// The caller did not authenticate (no client certificate of the webhook's CA, no bearer
-    /// token): the review is judged, but no scale action is recorded from it, and its answer
-    /// names no decision, reason or bound (the audit log keeps them). Its `userInfo` is a claim:
-    /// it never overrides a denial nor counts as a recovery, and the audit log names its peer.
+    /// The caller did not authenticate (no client certificate of `--webhook-client-ca`, no
+    /// bearer token), or the service asks for no credential: the audit line says so and names
+    /// its peer. It is judged and answered like any other: a review records nothing, so its
+    /// answer goes only to whoever asked.
     pub unauthenticated: bool,
     /// The connection the review came on (its address goes to the audit log).
     pub peer: Option<Peer>,
+    /// The Kubernetes watch: which unit names the workload, and where allowed changes and
+    /// (would-be) denials are told.
+    pub cluster: Option<std::sync::Arc<Cluster>>,
+}
+
+/// A change the decision does not allow, and how it was answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Denial {
+    /// The unit's mode in force (`Warn` for an `Enforce` unit under `--webhook-dry-run`).
+    pub mode: Mode,
+    /// Why: the gate's reason code (`decision_hold`, `past_desired`, …) or, for a change that
+    /// could not be judged, the unit error's code (`evidence_unavailable`, …).
+    pub code: &'static str,
 }
 
 /// Largest `AdmissionReview` body read: a review carries the object and the old object, each at
@@ -107,12 +122,6 @@ const PARSED_AT_ONCE: usize = 2;
 
 static PARSING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(PARSED_AT_ONCE);
 
-/// The one warning of an answer to an unauthenticated review.
-pub const UNAUTHENTICATED_WARNING: &str = concat!(
-    "scale-units: this review did not authenticate (client certificate or token): judged, ",
-    "not recorded for the cooldowns, details in the service's audit log"
-);
-
 /// An answered review.
 #[derive(Clone, Debug)]
 pub struct Reviewed {
@@ -124,6 +133,9 @@ pub struct Reviewed {
     pub overridden: Option<String>,
     /// Whether the change was allowed as a recovery toward the contract's bounds.
     pub recovered: bool,
+    /// A change the decision does not allow: denied (`Enforce`) or let through (`Warn`,
+    /// `Monitor`), for the metrics.
+    pub denial: Option<Denial>,
 }
 
 /// Answers one `AdmissionReview` body: the response review, as JSON, always well-formed.
@@ -133,39 +145,86 @@ pub async fn review(units: &Units, body: &[u8], dry_run: bool) -> Value {
 }
 
 /// Answers one `AdmissionReview` body as `options` say, with its audit line: the review parsed,
-/// what it says of the workload learned ([`reconcile`]), the change judged by the gate
-/// ([`admit`]), a retried review answered as before ([`replay`]),
-/// break glass ([`break_glass`]), the admitted action recorded ([`record`]), the audit line
-/// ([`audit`]), an unauthenticated answer stripped of its reasons ([`redact`]), and the response
-/// ([`respond`]).
+/// the change judged by the gate ([`admit`]), break glass ([`break_glass`]), the unit's mode
+/// applied ([`apply_mode`]), the watch told ([`tell`]), the audit line ([`audit`]) and the
+/// response ([`respond`]). Nothing is recorded.
 pub async fn review_with(units: &Units, body: &[u8], options: &AdmissionOptions) -> Reviewed {
-    let unanswerable = |review| Reviewed { review, record: None, overridden: None, recovered: false };
+    let unanswerable = |review| Reviewed { review, record: None, overridden: None, recovered: false, denial: None };
     let (types, request) = match parse(body).await {
         Ok(parsed) => parsed,
         Err(review) => return unanswerable(review),
     };
-    let reconciled = reconcile(units, options, &request).await;
-    let Judged { mut outcome, changes, mut facts } = admit(units, &request).await;
-    facts.reconciled = reconciled;
-    let replayed = replay(units, &request, changes.as_ref(), &facts, &mut outcome).await;
-    let overridden = break_glass(options, &request, &facts, &mut outcome);
-    let replayed = replayed.as_ref();
-    record(units, options, &request, changes.as_ref(), &facts, replayed, overridden.is_some(), &mut outcome).await;
-    // A recovery is a judgment of the change alone; from a review that did not authenticate it is
-    // answered the same, but neither counted nor logged as one.
-    let recovered = facts.recovery && !options.unauthenticated;
-    let change = facts.change;
-    let group = overridden.as_ref().map(|granted| granted.group.clone());
-    let record = audit(options, &request, facts, overridden, recovered, &outcome);
-    if options.unauthenticated {
-        outcome = redact(outcome, change);
+    let Judged { mut outcome, changes, facts } = admit(units, options.cluster.as_deref(), &request).await;
+    let mode = changes.as_ref().and_then(|key| units.mode(key)).unwrap_or_default().under_dry_run(options.dry_run);
+    let overridden = if mode == Mode::Enforce { break_glass(options, &request, &facts, &mut outcome) } else { None };
+    let denial = match (&outcome, facts.code) {
+        (Outcome::Deny { .. }, Some(code)) => Some(Denial { mode, code }),
+        (Outcome::Deny { .. }, None) => Some(Denial { mode, code: "request_invalid" }),
+        (Outcome::Allow { .. }, _) => None,
+    };
+    let denied_message = match &outcome {
+        Outcome::Deny { message, .. } => Some(message.clone()),
+        Outcome::Allow { .. } => None,
+    };
+    apply_mode(mode, &mut outcome);
+    if let (Some(cluster), Some(key)) = (&options.cluster, &changes) {
+        tell(cluster, key, &request, &facts, overridden.as_ref(), mode, denied_message.as_deref(), &outcome);
     }
+    let recovered = facts.recovery;
+    let group = overridden.as_ref().map(|granted| granted.group.clone());
+    let record = audit(options, &request, facts, overridden, recovered, &outcome, denial);
     Reviewed {
-        review: respond(types, request.uid, outcome, options.dry_run),
+        review: respond(types, request.uid, outcome),
         record: Some(record),
         overridden: group,
         recovered,
+        denial,
     }
+}
+
+/// A denial of a `Warn` unit is allowed with it as a warning, of a `Monitor` unit allowed.
+fn apply_mode(mode: Mode, outcome: &mut Outcome) {
+    let Outcome::Deny { message, decision_id } = outcome else { return };
+    let warnings = match mode {
+        Mode::Enforce => return,
+        Mode::Warn => vec![format!("scale-units (Warn mode), would deny: {message}")],
+        Mode::Monitor => Vec::new(),
+    };
+    *outcome = Outcome::Allow { warnings, decision_id: decision_id.take() };
+}
+
+/// Tells the watch what was allowed (it looks for the change) and what was, or would have been,
+/// denied (an Event on the ScaleUnit and its target). A server-side dry run changes nothing: the
+/// watch waits for nothing, and its denial is still told.
+#[expect(clippy::too_many_arguments, reason = "the review's parts, each read by one rule here")]
+fn tell(
+    cluster: &Cluster,
+    key: &UnitKey,
+    request: &RequestIn,
+    facts: &Facts,
+    overridden: Option<&OverrideFacts>,
+    mode: Mode,
+    denied: Option<&str>,
+    outcome: &Outcome,
+) {
+    if let Some(message) = denied {
+        cluster.judged_against(key, mode, message);
+    }
+    let (Some((from, to)), Outcome::Allow { decision_id, .. }) = (facts.change, outcome) else { return };
+    if request.dry_run || from == to {
+        return;
+    }
+    let username = request.user_info.username.clone().unwrap_or_default();
+    cluster.allowed(
+        key,
+        AllowedChange {
+            from,
+            to,
+            broke_glass: overridden.map(|granted| (granted.group.clone(), username)),
+            decision_id: decision_id.clone(),
+            at: std::time::Instant::now(),
+        },
+    );
 }
 
 /// The review's type and request, or the well-formed denial of a body that is not one. A body is
@@ -184,38 +243,9 @@ async fn parse(body: &[u8]) -> Result<(TypeMeta, RequestIn), Value> {
     Ok((types, request))
 }
 
-/// A review already admitted (the API server retried it) is answered as it was and recorded once:
-/// its own recorded action must not hold it back for the cooldown. Returns its admission.
-async fn replay(
-    units: &Units,
-    request: &RequestIn,
-    changes: Option<&UnitKey>,
-    facts: &Facts,
-    outcome: &mut Outcome,
-) -> Option<crate::units::Admission> {
-    let (Some(key), Some((from, to))) = (changes, facts.change) else { return None };
-    if request.dry_run {
-        return None;
-    }
-    let admission = units
-        .admitted_review(key, &request.uid)
-        .await
-        .ok()
-        .flatten()
-        .filter(|admission| (admission.from, admission.to) == (from, to))?;
-    *outcome = Outcome::Allow {
-        warnings: vec![format!(
-            "scale-units: review {} was admitted at {} and is answered again; its action is recorded once",
-            request.uid, admission.at
-        )],
-        decision_id: admission.decision_id.clone(),
-    };
-    Some(admission)
-}
-
-/// Break glass: a member of an override group is let through a denial, never silently. The
-/// membership is the API server's word: a review that did not authenticate only claims it (anyone
-/// who reaches the port can write `userInfo`), and overrides nothing.
+/// Break glass: a member of an override group is let through a denial, never silently. A review
+/// records nothing, so a forged one that claims the membership gains only its own answer; the
+/// override that counts is the one the watch sees applied (audited then, with this review's user).
 fn break_glass(
     options: &AdmissionOptions,
     request: &RequestIn,
@@ -223,9 +253,6 @@ fn break_glass(
     outcome: &mut Outcome,
 ) -> Option<OverrideFacts> {
     let Outcome::Deny { message, decision_id } = outcome else { return None };
-    if options.unauthenticated {
-        return None;
-    }
     let username = request.user_info.username.clone().unwrap_or_default();
     let groups = request.user_info.groups.clone().unwrap_or_default();
     let annotations = request.object.as_ref().and_then(|object| object.metadata.annotations.as_ref());
@@ -248,60 +275,6 @@ fn break_glass(
     None
 }
 
-/// Records an admitted change as the unit's last scale action, and its new count as the unit's
-/// count. An admitted change starts the contract's cooldown for the next decision, but only one
-/// this webhook enforced: under `--webhook-dry-run` every review is let through whatever it asks
-/// (a forged 9 -> 1 would start a cooldown), a server-side dry run (`kubectl --dry-run=server`)
-/// changes nothing, and a review that did not authenticate could come from anyone who reaches the
-/// port. A change that cannot be recorded is denied, unless overridden. A replayed review's
-/// action is recorded already; its count is recorded again, unless a later review showed that
-/// change never happened.
-#[expect(clippy::too_many_arguments, reason = "the review's parts, each read by one rule here")]
-async fn record(
-    units: &Units,
-    options: &AdmissionOptions,
-    request: &RequestIn,
-    changes: Option<&UnitKey>,
-    facts: &Facts,
-    replayed: Option<&Admission>,
-    overridden: bool,
-    outcome: &mut Outcome,
-) {
-    let recordable = !options.unauthenticated && !options.dry_run && !request.dry_run;
-    let Some(key) = changes.filter(|_| recordable && matches!(outcome, Outcome::Allow { .. })) else { return };
-    if replayed.is_some_and(Admission::retracted) {
-        return;
-    }
-    let resource_version = request.old_object.as_ref().and_then(|old| old.metadata.resource_version.as_deref());
-    let change = admitted_change(&request.uid, facts.change, resource_version, outcome);
-    if replayed.is_none()
-        && let Err(error) = units.record_admission(key, change).await
-    {
-        let message = format!("scale-units: {key}: the scale action cannot be recorded for its cooldown: {error}");
-        match outcome {
-            // An override stands: the cooldown is what cannot be kept, and the warning says so.
-            Outcome::Allow { warnings, .. } if overridden => warnings.push(message),
-            Outcome::Allow { decision_id, .. } | Outcome::Deny { decision_id, .. } => {
-                let decision_id = decision_id.clone();
-                *outcome = Outcome::Deny { message, decision_id };
-            }
-        }
-    }
-    // The admitted count is the unit's count at once (observed now, with its max age): KEDA and
-    // the next decision never go back to the old count while the collector catches up. Only from
-    // a review that could record its action and still stands.
-    if matches!(outcome, Outcome::Allow { .. })
-        && let Some((_, new)) = facts.change
-        && let Err(error) = units.record_admitted_count(key, new).await
-    {
-        let message = format!("scale-units: {key}: the admitted replica count cannot be recorded: {error}");
-        tracing::warn!(unit = %key, "{message}");
-        if let Outcome::Allow { warnings, .. } = outcome {
-            warnings.push(message);
-        }
-    }
-}
-
 /// The review's audit line. An unauthenticated review's user is a claim: kept apart from the
 /// caller, who is known by its address only.
 fn audit(
@@ -311,6 +284,7 @@ fn audit(
     overridden: Option<OverrideFacts>,
     recovered: bool,
     outcome: &Outcome,
+    denial: Option<Denial>,
 ) -> AuditRecord {
     let username = request.user_info.username.clone().unwrap_or_default();
     let groups = request.user_info.groups.clone().unwrap_or_default();
@@ -328,7 +302,7 @@ fn audit(
     };
     record.component_digest = facts.component_digest;
     record.error = facts.error;
-    record.allowed = Some(options.dry_run || matches!(outcome, Outcome::Allow { .. }));
+    record.allowed = Some(matches!(outcome, Outcome::Allow { .. }));
     record.overridden = overridden;
     let message = match outcome {
         Outcome::Allow { warnings, .. } => warnings.join("; "),
@@ -340,13 +314,12 @@ fn audit(
         "change": facts.change.map(|(from, to)| serde_json::json!({"from": from, "to": to})),
         "dry_run": request.dry_run,
         "webhook_dry_run": options.dry_run,
+        "mode": denial.map(|denial| denial.mode.as_str()),
+        "would_deny": denial.is_some_and(|denial| denial.mode != Mode::Enforce),
         "recovery": recovered,
         "message": message,
         "authenticated": !options.unauthenticated,
     });
-    if let (Some(reconciled), Some(detail)) = (facts.reconciled, record.detail.as_object_mut()) {
-        detail.insert("reconciled".to_owned(), reconciled);
-    }
     if let (Some(claimed), Some(detail)) = (claimed_user, record.detail.as_object_mut()) {
         detail.insert("unauthenticated_attempt".to_owned(), Value::Bool(true));
         detail.insert("claimed_user".to_owned(), claimed);
@@ -355,26 +328,9 @@ fn audit(
     record
 }
 
-/// The answer to a review that did not authenticate: no decision id, reason, bound or warning
-/// (the audit log keeps them), and the warning that it was not recorded.
-fn redact(outcome: Outcome, change: Option<(u64, u64)>) -> Outcome {
-    match outcome {
-        Outcome::Allow { .. } => {
-            Outcome::Allow { warnings: vec![UNAUTHENTICATED_WARNING.to_owned()], decision_id: None }
-        }
-        Outcome::Deny { .. } => Outcome::Deny {
-            message: format!(
-                "scale-units: {} denied; the reasons go to authenticated reviews only",
-                change.map_or_else(|| "the change".to_owned(), |(old, new)| format!("{old} -> {new} replicas"))
-            ),
-            decision_id: None,
-        },
-    }
-}
-
 /// The response `AdmissionReview`: the decision id as an audit annotation, warnings, or the
-/// denial (403); under `dry_run` a denial is answered allowed with it as a warning.
-fn respond(types: TypeMeta, uid: String, outcome: Outcome, dry_run: bool) -> Value {
+/// denial (403).
+fn respond(types: TypeMeta, uid: String, outcome: Outcome) -> Value {
     let mut response = AdmissionResponse::invalid("");
     (response.types, response.uid, response.allowed, response.result) =
         (types, uid, true, kube_core::Status::default());
@@ -391,28 +347,12 @@ fn respond(types: TypeMeta, uid: String, outcome: Outcome, dry_run: bool) -> Val
             if let Some(id) = decision_id {
                 response.audit_annotations.insert(DECISION_ANNOTATION.to_owned(), id);
             }
-            if dry_run {
-                response.warnings = Some(vec![format!("scale-units dry run, would deny: {message}")]);
-            } else {
-                response = response.deny(message);
-                response.result.code = 403;
-                response.result.reason = "Forbidden".to_owned();
-            }
+            response = response.deny(message);
+            response.result.code = 403;
+            response.result.reason = "Forbidden".to_owned();
         }
     }
     to_json(response)
-}
-
-/// What the ledger keeps of an admitted review.
-fn admitted_change<'a>(
-    uid: &'a str,
-    change: Option<(u64, u64)>,
-    resource_version: Option<&'a str>,
-    outcome: &'a Outcome,
-) -> AdmittedChange<'a> {
-    let (from, to) = change.unwrap_or_default();
-    let (Outcome::Allow { decision_id, .. } | Outcome::Deny { decision_id, .. }) = outcome;
-    AdmittedChange { from, to, decision_id: decision_id.as_deref(), review_uid: uid, resource_version }
 }
 
 /// A denial for a body that cannot be read as a review, echoing its `request.uid` when there is one.
@@ -479,7 +419,7 @@ fn target(request: &RequestIn) -> Option<(Workload, bool)> {
     Some((workload, scale))
 }
 
-async fn admit(units: &Units, request: &RequestIn) -> Judged {
+async fn admit(units: &Units, cluster: Option<&Cluster>, request: &RequestIn) -> Judged {
     let allow = || Judged {
         outcome: Outcome::Allow { warnings: Vec::new(), decision_id: None },
         changes: None,
@@ -504,7 +444,15 @@ async fn admit(units: &Units, request: &RequestIn) -> Judged {
     let Some(namespace) = request.namespace.as_deref() else {
         return deny("the review names no namespace".to_owned());
     };
-    let key = match UnitKey::new(namespace, request.name.as_str()) {
+    // The ScaleUnit naming the workload as its target, else the unit of the workload's name.
+    let named = cluster.and_then(|cluster| {
+        let kind = match workload {
+            Workload::Deployment => "Deployment",
+            Workload::StatefulSet => "StatefulSet",
+        };
+        cluster.unit_for("apps", kind, namespace, &request.name)
+    });
+    let key = match named.map_or_else(|| UnitKey::new(namespace, request.name.as_str()), Ok) {
         Ok(key) => key,
         Err(error) => return deny(error.to_string()),
     };
@@ -569,6 +517,7 @@ async fn admit(units: &Units, request: &RequestIn) -> Judged {
             }
         },
         Err(error) => {
+            facts.code = Some(error.code());
             facts.error = Some(ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
             let denied = deny(format!("{change} denied: {error}"));
             Judged { changes: Some(key), facts, ..denied }
@@ -582,6 +531,7 @@ async fn admit(units: &Units, request: &RequestIn) -> Judged {
 fn outcome_of(key: &UnitKey, verdict: &GateVerdict, facts: &mut Facts, decision_id: Option<String>) -> Outcome {
     let said = format!("scale-units: {key} {}", verdict.message);
     if !verdict.allowed {
+        facts.code = Some(verdict.reason.as_str());
         return Outcome::Deny { message: said, decision_id };
     }
     let warnings = match verdict.reason {

@@ -116,15 +116,20 @@ pub(super) fn check(config: ServeConfig, spelling: Spelling) -> Result<CheckedCo
             name("state_dir")
         )));
     }
-    if config.state_dir.is_some() && config.units.is_none() {
-        return Err(refuse(format!("{} needs {}", name("state_dir"), name("units"))));
+    // Units come from a contracts folder, from ScaleUnit resources, or both.
+    let has_units = config.units.is_some() || config.kubernetes;
+    if config.state_dir.is_some() && !has_units {
+        return Err(refuse(format!("{} needs {} or {}", name("state_dir"), name("units"), name("kubernetes"))));
+    }
+    if config.kubeconfig.is_some() && !config.kubernetes {
+        return Err(refuse(format!("{} needs {}", name("kubeconfig"), name("kubernetes"))));
     }
     let webhook_tls = if config.webhook {
         let (Some(cert), Some(key)) = (&config.tls_cert, &config.tls_key) else {
             return Err(refuse(format!("{} needs {} and {}", name("webhook"), name("tls_cert"), name("tls_key"))));
         };
-        if config.units.is_none() {
-            return Err(refuse(format!("{} needs {}", name("webhook"), name("units"))));
+        if !has_units {
+            return Err(refuse(format!("{} needs {} or {}", name("webhook"), name("units"), name("kubernetes"))));
         }
         let files = TlsFiles::new(cert, key);
         Some(match &config.webhook_client_ca {
@@ -141,8 +146,8 @@ pub(super) fn check(config: ServeConfig, spelling: Spelling) -> Result<CheckedCo
         return Err(refuse(format!("{} needs {}", name("keda_tls_cert"), name("keda_listen"))));
     }
     if let Some(address) = config.keda_listen {
-        if config.units.is_none() {
-            return Err(refuse(format!("{} needs {}", name("keda_listen"), name("units"))));
+        if !has_units {
+            return Err(refuse(format!("{} needs {} or {}", name("keda_listen"), name("units"), name("kubernetes"))));
         }
         // The HTTP rule, for gRPC: outside loopback only a caller with KEDA's client certificate
         // may read any unit's metric.
@@ -172,8 +177,13 @@ pub(super) fn check(config: ServeConfig, spelling: Spelling) -> Result<CheckedCo
         }
         None => {}
         Some(address) => {
-            if config.units.is_none() {
-                return Err(refuse(format!("{} needs {}", name("envoy_listen"), name("units"))));
+            if !has_units {
+                return Err(refuse(format!(
+                    "{} needs {} or {}",
+                    name("envoy_listen"),
+                    name("units"),
+                    name("kubernetes")
+                )));
             }
             // The KEDA rule: outside loopback only a caller with Envoy's client certificate may ask.
             if !address.ip().is_loopback() && envoy_tls.as_ref().is_none_or(|tls| tls.client_ca.is_none()) {
@@ -243,6 +253,11 @@ pub(super) fn check(config: ServeConfig, spelling: Spelling) -> Result<CheckedCo
         max_pins: config.max_pins,
         service,
         units: config.units,
+        kubernetes: config.kubernetes.then(|| crate::kubernetes::KubernetesOptions {
+            kubeconfig: config.kubeconfig,
+            status_writes_per_minute: config.status_writes_per_minute.max(1),
+            ..crate::kubernetes::KubernetesOptions::default()
+        }),
         units_interval: at_least(config.units_interval_ms),
         redis,
         redis_ca,

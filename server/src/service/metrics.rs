@@ -32,6 +32,8 @@ pub(crate) struct Metrics {
     decisions: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
     errors: Mutex<BTreeMap<String, u64>>,
     overrides: Mutex<BTreeMap<String, u64>>,
+    /// Denials (`Enforce`) and would-be denials (`Warn`, `Monitor`), by mode and reason code.
+    denials: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
     recoveries: AtomicU64,
     unauthenticated: AtomicU64,
 }
@@ -88,6 +90,12 @@ impl Metrics {
         *self.overrides.lock().unwrap_or_else(PoisonError::into_inner).entry(group.to_owned()).or_default() += 1;
     }
 
+    /// A change the decision does not allow, answered in `mode` (`Enforce`: denied; `Warn`,
+    /// `Monitor`: let through), for the gate's reason `code`.
+    pub(crate) fn admission_denial(&self, mode: &'static str, code: &'static str) {
+        *self.denials.lock().unwrap_or_else(PoisonError::into_inner).entry((mode, code)).or_default() += 1;
+    }
+
     /// A change allowed as a recovery toward the contract's bounds (`webhook/recovery.rs`).
     pub(crate) fn admission_recovery(&self) {
         self.recoveries.fetch_add(1, Ordering::Relaxed);
@@ -103,6 +111,15 @@ impl Metrics {
         header(out, "admission_overrides_total", "counter", "Admission denials overridden (break glass), by group.");
         for (group, count) in self.overrides.lock().unwrap_or_else(PoisonError::into_inner).iter() {
             let _ = writeln!(out, "scale_units_admission_overrides_total{{group=\"{}\"}} {count}", escape(group));
+        }
+        header(
+            out,
+            "admission_denials_total",
+            "counter",
+            "Replica changes the decision does not allow, by the unit's mode (Enforce: denied; Warn, Monitor: would have been) and the gate's reason.",
+        );
+        for ((mode, reason), count) in self.denials.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            let _ = writeln!(out, "scale_units_admission_denials_total{{mode=\"{mode}\",reason=\"{reason}\"}} {count}");
         }
         header(out, "admission_recoveries_total", "counter", "Changes allowed as a recovery toward the bounds.");
         let _ = writeln!(out, "scale_units_admission_recoveries_total {}", self.recoveries.load(Ordering::Relaxed));

@@ -214,6 +214,7 @@ async fn admission(
         override_groups: shared.config.override_groups.clone(),
         unauthenticated,
         peer: peer.map(|peer| peer.0),
+        cluster: shared.config.kubernetes.clone(),
     };
     let reviewed = crate::webhook::review_with(&units, &body, &options).await;
     if let Some(group) = &reviewed.overridden {
@@ -221,6 +222,9 @@ async fn admission(
     }
     if reviewed.recovered {
         shared.metrics.admission_recovery();
+    }
+    if let Some(denial) = reviewed.denial {
+        shared.metrics.admission_denial(denial.mode.as_str(), denial.code);
     }
     if let (Some(audit), Some(record)) = (&shared.config.audit, &reviewed.record)
         && let Err(error) = audit.record(record).await

@@ -14,13 +14,15 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{ReloadReport, UnitError, UnitKey};
+use crate::kubernetes::resource::Mode;
 use crate::sources::Sources;
 
 /// A unit's sources, with the file they came from.
 #[derive(Debug)]
 pub(crate) struct LoadedSources {
     pub(crate) sources: Arc<Sources>,
-    pub(crate) path: PathBuf,
+    /// The file, or `None` for a `ScaleUnit`'s `spec.sources` (never removed by a folder scan).
+    pub(crate) path: Option<PathBuf>,
 }
 
 /// A loaded, validated contract.
@@ -40,8 +42,12 @@ pub(crate) struct Contract {
     pub(crate) axes: Vec<String>,
     /// The `quota_ref` of each binding.
     pub(crate) quota_refs: Vec<String>,
-    /// The file it came from (`None`: set through [`Units::set_contract`]).
+    /// The file it came from (`None`: set through [`Units::set_contract`] or a `ScaleUnit`).
     pub(crate) source: Option<PathBuf>,
+    /// It came from a `ScaleUnit` resource (issue 38): a file naming the same unit is refused.
+    pub(crate) resource: bool,
+    /// How a change its decision does not allow is answered (a file's: `Enforce`).
+    pub(crate) mode: Mode,
 }
 
 /// The fields of a contract the registry needs, read after the component accepted it.
@@ -143,7 +149,7 @@ impl Catalog {
     }
 
     pub(crate) async fn set_contract(&self, key: UnitKey, contract: &str) -> Result<String, UnitError> {
-        let contract = self.validate(contract.to_owned(), None).await?;
+        let contract = self.validate(contract.to_owned(), None, false, Mode::Enforce).await?;
         let contract_id = contract.contract_id.clone();
         self.contracts.rcu(|contracts| {
             let mut contracts = BTreeMap::clone(contracts);
@@ -151,6 +157,73 @@ impl Catalog {
             contracts
         });
         Ok(contract_id)
+    }
+
+    /// Sets a unit from a `ScaleUnit` resource: its contract (validated by the active policy),
+    /// its sources and its mode. A unit a contract file defines is refused (neither way in wins
+    /// silently); the resource then keeps nothing.
+    pub(crate) async fn set_resource(
+        &self,
+        key: UnitKey,
+        contract: &str,
+        sources: Option<Sources>,
+        mode: Mode,
+    ) -> Result<String, UnitError> {
+        if self.contract(&key).is_some_and(|held| held.source.is_some()) {
+            return Err(UnitError::Config(format!(
+                "{key} is defined by a contract file of the contracts folder: remove the file or the ScaleUnit"
+            )));
+        }
+        let contract = self.validate(contract.to_owned(), None, true, mode).await?;
+        let contract_id = contract.contract_id.clone();
+        self.contracts.rcu(|contracts| {
+            let mut contracts = BTreeMap::clone(contracts);
+            contracts.insert(key.clone(), Arc::clone(&contract));
+            contracts
+        });
+        let loaded = sources.map(|sources| Arc::new(LoadedSources { sources: Arc::new(sources), path: None }));
+        self.sources.rcu(|held| {
+            let mut held = BTreeMap::clone(held);
+            match &loaded {
+                Some(loaded) => {
+                    held.insert(key.clone(), Arc::clone(loaded));
+                }
+                None => {
+                    if held.get(&key).is_some_and(|sources| sources.path.is_none()) {
+                        held.remove(&key);
+                    }
+                }
+            }
+            held
+        });
+        Ok(contract_id)
+    }
+
+    /// Removes a unit a `ScaleUnit` resource defined (the resource was deleted, or refused).
+    /// Returns whether it was there.
+    pub(crate) fn remove_resource(&self, key: &UnitKey) -> bool {
+        let mut removed = false;
+        self.contracts.rcu(|contracts| {
+            let mut contracts = BTreeMap::clone(contracts);
+            removed = contracts.get(key).is_some_and(|contract| contract.resource);
+            if removed {
+                contracts.remove(key);
+            }
+            contracts
+        });
+        self.sources.rcu(|held| {
+            let mut held = BTreeMap::clone(held);
+            if held.get(key).is_some_and(|sources| sources.path.is_none()) {
+                held.remove(key);
+            }
+            held
+        });
+        removed
+    }
+
+    /// The unit's mode (`None` without a contract).
+    pub(crate) fn mode(&self, key: &UnitKey) -> Option<Mode> {
+        self.contract(key).map(|contract| contract.mode)
     }
 
     pub(crate) async fn reload(&self) -> ReloadReport {
@@ -200,6 +273,10 @@ impl Catalog {
         let mut duplicated = BTreeSet::new();
         for (key, paths) in &mut files {
             paths.sort();
+            if current.get(key).is_some_and(|contract| contract.resource) {
+                duplicated.insert(key.clone());
+                continue;
+            }
             let [path] = paths.as_slice() else {
                 duplicated.insert(key.clone());
                 continue;
@@ -219,7 +296,11 @@ impl Catalog {
             for key in duplicated.difference(&known) {
                 let names: Vec<String> =
                     files.get(key).into_iter().flatten().map(|path| path.display().to_string()).collect();
-                let reason = format!("{key} is defined twice ({}): neither is taken", names.join(", "));
+                let reason = if current.get(key).is_some_and(|contract| contract.resource) {
+                    format!("{key} is defined by a ScaleUnit resource: {} is not taken", names.join(", "))
+                } else {
+                    format!("{key} is defined twice ({}): neither is taken", names.join(", "))
+                };
                 for path in files.get(key).into_iter().flatten() {
                     report.refused.push((path.clone(), reason.clone()));
                 }
@@ -261,11 +342,14 @@ impl Catalog {
         self.sources.rcu(|sources| {
             let mut sources = BTreeMap::clone(sources);
             for (key, loaded) in &sources_loaded {
+                if sources.get(key).is_some_and(|held| held.path.is_none()) {
+                    continue;
+                }
                 sources.insert(key.clone(), Arc::clone(loaded));
             }
             sources_removed.clear();
             sources.retain(|key, loaded| {
-                let kept = present.contains_key(&loaded.path);
+                let kept = loaded.path.as_ref().is_none_or(|path| present.contains_key(path));
                 if !kept {
                     sources_removed.push(key.clone());
                 }
@@ -298,11 +382,17 @@ impl Catalog {
         let text = read_contract(path).map_err(|error| format!("cannot read: {error}"))?;
         let is_yaml = path.extension().is_some_and(|extension| extension == "yaml" || extension == "yml");
         let json = if is_yaml { yaml_to_json(&text)? } else { text };
-        self.validate(json, Some(path.to_owned())).await.map_err(|error| error.to_string())
+        self.validate(json, Some(path.to_owned()), false, Mode::Enforce).await.map_err(|error| error.to_string())
     }
 
     /// Validates a contract through the active policy and reads what the registry needs from it.
-    async fn validate(&self, text: String, source: Option<PathBuf>) -> Result<Arc<Contract>, UnitError> {
+    async fn validate(
+        &self,
+        text: String,
+        source: Option<PathBuf>,
+        resource: bool,
+        mode: Mode,
+    ) -> Result<Arc<Contract>, UnitError> {
         // A key twice would be kept once below (the last): refused, as the core refuses it.
         crate::strict::check(text.as_bytes()).map_err(|error| {
             UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidJson, error.to_string(), ""))
@@ -348,6 +438,8 @@ impl Catalog {
             axes,
             quota_refs,
             source,
+            resource,
+            mode,
         }))
     }
 }
@@ -358,7 +450,7 @@ fn load_sources(path: &Path, stem: &str, yaml: bool) -> Result<(UnitKey, Arc<Loa
     // Read as a contract is: a regular file of at most 1 MiB, never read whole past it.
     let text = read_contract(path).map_err(|error| format!("cannot read: {error}"))?;
     let sources = Sources::parse(&text, yaml).map_err(|error| format!("sources refused: {error}"))?;
-    Ok((key, Arc::new(LoadedSources { sources: Arc::new(sources), path: path.to_owned() })))
+    Ok((key, Arc::new(LoadedSources { sources: Arc::new(sources), path: Some(path.to_owned()) })))
 }
 
 pub(crate) fn log_report(report: &ReloadReport) {

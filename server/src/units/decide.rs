@@ -7,7 +7,7 @@ use scale_units_core::{Decision, ErrorCode, EvaluationError};
 use serde_json::{Map, Value};
 
 use super::ledger::{Admission, Known, format_ms};
-use super::{UnitDecision, UnitError, UnitKey, UnitVerdict, Units, evidence};
+use super::{Observed, SeenChange, UnitDecision, UnitError, UnitKey, UnitVerdict, Units, evidence};
 use crate::units::evidence::Stored;
 
 /// Where the time a unit's cooldowns count from came from.
@@ -15,6 +15,8 @@ use crate::units::evidence::Stored;
 pub enum ActionSource {
     /// A change this service admitted and recorded.
     Admission,
+    /// A change of the scale target's `spec.replicas` the Kubernetes watch saw (issue 37).
+    Watch,
     /// The `last_action_at` a collector pushed (later than any recorded admission).
     Collector,
     /// The store cannot vouch for the unit before its epoch (a new state folder, a new process
@@ -29,6 +31,7 @@ impl ActionSource {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Admission => "admission",
+            Self::Watch => "watch",
             Self::Collector => "collector",
             Self::Unknown => "unknown",
             Self::None => "none",
@@ -52,8 +55,11 @@ pub struct LastAction {
     pub retracted: Option<Admission>,
     /// The `last_action_at` the collector pushed, as pushed.
     pub pushed: Option<String>,
-    /// From when the store vouches for every admission (`None`: no prior actions assumed).
+    /// From when the store vouches for every admission (`None`: no prior actions assumed); in
+    /// Kubernetes mode, from when the watch vouches for every change of the target.
     pub known_since: Option<String>,
+    /// The last change of the target the Kubernetes watch saw.
+    pub seen: Option<SeenChange>,
 }
 
 impl LastAction {
@@ -66,6 +72,9 @@ impl LastAction {
             "retracted": self.retracted,
             "pushed": self.pushed,
             "known_since": self.known_since,
+            "seen": self.seen.map(|seen| serde_json::json!({
+                "at": format_ms(seen.at_ms), "from": seen.from, "to": seen.to,
+            })),
         })
     }
 
@@ -94,7 +103,8 @@ impl LastAction {
             ActionSource::Admission => known.last.as_ref().map(|admission| admission.at.clone()),
             ActionSource::Collector => pushed.clone(),
             ActionSource::Unknown => epoch_ms.map(format_ms),
-            ActionSource::None => None,
+            // Not among the three above: set by `watched` only.
+            ActionSource::Watch | ActionSource::None => None,
         };
         Self {
             at,
@@ -103,7 +113,30 @@ impl LastAction {
             retracted: known.retracted,
             pushed,
             known_since: known.epoch_ms.map(format_ms),
+            seen: None,
         }
+    }
+
+    /// In Kubernetes mode: the latest of the change the watch saw last, the moment from which it
+    /// vouches for every change (the epoch of this unit), an admission the ledger holds (the
+    /// Envoy gate's) and the collector's pushed time.
+    pub(crate) fn watched(observed: Option<&Observed>, known: Known, pushed: Option<String>, now_ms: i64) -> Self {
+        // The watch has not seen the target yet: nothing is known before now.
+        let known_since_ms = observed.map_or(now_ms, |observed| observed.known_since_ms);
+        let seen = observed.and_then(|observed| observed.last_change);
+        let mut action = Self::of(Known { epoch_ms: Some(known_since_ms), ..known }, pushed);
+        if let Some(seen) = seen {
+            // Counted from its next whole second: never a shorter cooldown than the truth.
+            let seen_s = seen.at_ms.saturating_add(999).div_euclid(1000).saturating_mul(1000);
+            let held_ms =
+                action.at.as_deref().and_then(|at| at.parse::<jiff::Timestamp>().ok()).map(|at| at.as_millisecond());
+            if held_ms.is_none_or(|held| seen_s >= held) {
+                action.at = Some(format_ms(seen_s));
+                action.source = ActionSource::Watch;
+            }
+        }
+        action.seen = seen;
+        action
     }
 }
 
@@ -127,12 +160,25 @@ impl Units {
         let evidence = stored.view(now_ms);
         let Stored { signal, continuity, safety, replicas, last_action: pushed, capacities, quotas, admitted } = stored;
         let known = self.ledger.known(&key.to_string(), now_ms).await?;
-        let last_action = LastAction::of(known, pushed);
-        let current = match current_replicas {
-            Some(count) => count,
-            None => evidence::standing_count(replicas.as_deref(), admitted.as_deref(), now_ms)
-                .and_then(|value| value.get("count").and_then(Value::as_u64))
-                .ok_or_else(|| UnitError::UnknownReplicas(key.clone()))?,
+        // In Kubernetes mode the API server's count, as the watch saw it, and the cooldowns from
+        // the changes the watch saw; otherwise the collector's count (or an admitted one).
+        let (last_action, current) = if self.kubernetes {
+            let observed = self.observed(key);
+            let last_action = LastAction::watched(observed.as_deref(), known, pushed, now_ms);
+            let current = match current_replicas {
+                Some(count) => count,
+                None => self.observed_count(key)?,
+            };
+            (last_action, current)
+        } else {
+            let last_action = LastAction::of(known, pushed);
+            let current = match current_replicas {
+                Some(count) => count,
+                None => evidence::standing_count(replicas.as_deref(), admitted.as_deref(), now_ms)
+                    .and_then(|value| value.get("count").and_then(Value::as_u64))
+                    .ok_or_else(|| UnitError::UnknownReplicas(key.clone()))?,
+            };
+            (last_action, current)
         };
         // The request is built from values, never by splicing the stored texts (issue 19): each
         // stored observation must read as one JSON object, a capacity must name its axis and a quota

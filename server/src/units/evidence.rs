@@ -123,31 +123,6 @@ impl Evidence {
             .and_then(|value| value.get("count").and_then(Value::as_u64)))
     }
 
-    /// Records the API server's word on the unit's count (the `oldObject` of a review): the count
-    /// at once (observed now, expiring after the unit's replicas max age), and no admitted count
-    /// overrules the collected ones any more.
-    ///
-    /// # Errors
-    /// [`UnitError::Store`] when the store cannot be written.
-    pub(crate) async fn record_reviewed_count(
-        &self,
-        key: &UnitKey,
-        count: u64,
-        max_age_s: u64,
-    ) -> Result<(), UnitError> {
-        let (value, expires_at_ms) =
-            self.replicas_now(count, &format!("review:{}/{}", key.namespace, key.name), max_age_s);
-        let writes = vec![
-            Write {
-                key: format!("{}replicas", key.store_prefix()),
-                value: Some(value.to_string()),
-                expires_at_ms: Some(expires_at_ms),
-            },
-            Write { key: admitted_slot(key), value: None, expires_at_ms: None },
-        ];
-        self.store.write(writes, self.now_ms(), None).await
-    }
-
     /// Records that the webhook admitted `count` replicas now: the unit's count at once
     /// (observed now, expiring after the unit's replicas max age), and for the longer of the
     /// contract's cooldowns no collected count that contradicts it is stored

@@ -76,10 +76,6 @@ pub(super) struct ObjectIn {
 pub(super) struct MetadataIn {
     #[serde(default, deserialize_with = "override_annotations")]
     pub(super) annotations: Option<BTreeMap<String, String>>,
-    /// The object's version (for a `Scale`, its workload's): what an admission was judged
-    /// against, and what tells a later review whether the object changed since.
-    #[serde(default)]
-    pub(super) resource_version: Option<String>,
 }
 
 #[derive(Deserialize)]
