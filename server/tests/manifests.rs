@@ -178,7 +178,7 @@ fn certificate_named(manifests: &BTreeMap<String, Vec<(String, Value)>>, name: &
 
 /// The deployment's one container and its pod.
 fn container(deployment: &Deployment) -> (&PodSpec, &Container) {
-    let pod = deployment.spec.as_ref().unwrap().template.spec.as_ref().unwrap();
+    let pod = (&deployment.spec).template.spec.as_ref().unwrap();
     assert_eq!(pod.containers.len(), 1);
     (pod, &pod.containers[0])
 }
@@ -303,9 +303,9 @@ fn ports_arguments_and_volumes_agree() {
 
     // The Service selects the pods.
     let selector = service.spec.as_ref().unwrap().selector.as_ref().unwrap();
-    let labels = deployment.spec.as_ref().unwrap().template.metadata.as_ref().unwrap().labels.as_ref().unwrap();
+    let labels = (&deployment.spec).template.metadata.as_ref().unwrap().labels.as_ref().unwrap();
     assert!(selector.iter().all(|(key, value)| labels.get(key) == Some(value)), "{selector:?} ⊄ {labels:?}");
-    let match_labels = deployment.spec.as_ref().unwrap().selector.match_labels.as_ref().unwrap();
+    let match_labels = (&deployment.spec).selector.match_labels.as_ref().unwrap();
     assert!(match_labels.iter().all(|(key, value)| labels.get(key) == Some(value)));
 
     // Every Service port reaches a container port, and each container port is what the service
@@ -371,7 +371,7 @@ fn ports_arguments_and_volumes_agree() {
     let state = volume_of(pod, container, arg(container, "--state-dir").unwrap());
     assert_eq!(Some(&state.persistent_volume_claim.as_ref().unwrap().claim_name), claim.metadata.name.as_ref());
     assert_eq!(claim.spec.as_ref().unwrap().access_modes.as_deref(), Some(&["ReadWriteOnce".to_owned()][..]));
-    let strategy = deployment.spec.as_ref().unwrap().strategy.as_ref().unwrap();
+    let strategy = (&deployment.spec).strategy.as_ref().unwrap();
     assert_eq!(strategy.type_.as_deref(), Some("Recreate"), "a new pod cannot open the state the old one holds");
 }
 
@@ -625,7 +625,7 @@ fn a_disruption_budget_and_network_policies_cover_the_pods_and_their_two_ports()
     let manifests = manifests();
     let deployment: Deployment = one(&manifests, "Deployment");
     let (_, container) = container(&deployment);
-    let labels = deployment.spec.as_ref().unwrap().template.metadata.as_ref().unwrap().labels.clone().unwrap();
+    let labels = (&deployment.spec).template.metadata.as_ref().unwrap().labels.clone().unwrap();
     let selects = |selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector| {
         let wanted = selector.match_labels.as_ref().unwrap();
         !wanted.is_empty() && wanted.iter().all(|(key, value)| labels.get(key) == Some(value))
@@ -636,7 +636,7 @@ fn a_disruption_budget_and_network_policies_cover_the_pods_and_their_two_ports()
     assert!(selects(spec.selector.as_ref().unwrap()));
     assert_eq!(budget.metadata.namespace, deployment.metadata.namespace);
     // One replica: the budget must let a drain evict it (minAvailable 1 of 1 would block it forever).
-    let replicas = deployment.spec.as_ref().unwrap().replicas.unwrap();
+    let replicas = (&deployment.spec).replicas.unwrap();
     match (&spec.max_unavailable, &spec.min_available) {
         (Some(IntOrString::Int(max)), None) => assert!(*max >= 1),
         (None, Some(IntOrString::Int(min))) => assert!(*min < replicas),
