@@ -69,7 +69,7 @@ fn refused_combinations_name_the_fields_as_given() {
     let error = from_file("webhook: true\n");
     assert_eq!(error.message, "webhook needs tls_cert and tls_key");
     let error = from_file("keda_listen: 127.0.0.1:0\n");
-    assert_eq!(error.message, "keda_listen needs units");
+    assert_eq!(error.message, "keda_listen needs units or kubernetes");
     let error = from_file("listen: 0.0.0.0:0\n");
     assert!(error.message.contains("is not loopback: give a token (token_file"), "{error}");
     // The same configuration from flags names the flags.

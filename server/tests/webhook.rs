@@ -123,38 +123,35 @@ async fn moves_in_the_decisions_direction_up_to_desired_are_allowed_and_others_d
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_admitted_change_starts_the_contracts_cooldown() {
-    // The example's cooldowns: 60 s up, 300 s down.
+async fn a_review_records_nothing_and_the_collectors_time_still_counts() {
+    // The example's cooldowns: 60 s up, 300 s down. No action is known before this registry.
     let mut hook = webhook_with(false, &gateway_contract()).await;
     hook.push("shop/gateway", gateway_push(640)).await;
 
-    // A server-side dry run (`kubectl scale --dry-run=server`) changes nothing: not an action.
+    // A review is a question (issue 37): an admitted 3 -> 4, a server dry run, the same review
+    // retried — none of them starts the cooldown, none is journaled. Only what the watch sees
+    // (in Kubernetes) or what a collector pushes moves the time the cooldowns count from.
     let mut dry = scale_review("uid-dry", "shop", "gateway", "deployments", 3, 4);
     dry["request"]["dryRun"] = json!(true);
     assert!(hook.review(dry).await.0);
-    let (allowed, message, _, _) = hook.scale("shop/gateway", 3, 4).await;
-    assert!(allowed, "no action was recorded by the dry run: {message}");
-
-    // 3 -> 4 was admitted just now: the next step up waits out the 60 s cooldown.
+    for _ in 0..2 {
+        let (allowed, message, _, _) = hook.scale("shop/gateway", 3, 4).await;
+        assert!(allowed, "{message}");
+    }
     let (allowed, message, _, _) = hook.scale("shop/gateway", 4, 5).await;
-    assert!(!allowed);
-    assert!(message.contains("hold") && message.contains("cooldown"), "{message}");
+    assert!(allowed, "an admitted review started a cooldown: {message}");
+    assert!(hook.units.journal(&key("shop/gateway")).await.unwrap().is_empty());
+    let unit = hook.units.decide(&key("shop/gateway"), Some(4)).await.unwrap();
+    assert_eq!(unit.last_action.unwrap().source.as_str(), "none");
 
-    // The API server retries the admitted review (same uid, same change): answered as before,
-    // not held back by its own cooldown, recorded once.
-    let (allowed, message, warnings, _) = hook.scale("shop/gateway", 3, 4).await;
-    assert!(allowed, "{message}");
-    assert!(warnings.iter().any(|warning| warning.contains("answered again")), "{warnings:?}");
-    assert_eq!(hook.units.journal(&key("shop/gateway")).await.unwrap().len(), 1);
-
-    // A collector's earlier time cannot shorten the cooldown of a recorded admission, nor can
-    // its `null` erase it; an unreadable time is refused with its path.
-    hook.push("shop/gateway", json!({"last_action_at": at(-600)})).await;
+    // A collector's time starts the cooldown; its `null` forgets it; an unreadable time is
+    // refused with its path.
+    hook.push("shop/gateway", json!({"last_action_at": at(-5)})).await;
     let (allowed, message, _, _) = hook.scale("shop/gateway", 4, 5).await;
-    assert!(!allowed && message.contains("cooldown"), "{message}");
+    assert!(!allowed && message.contains("hold") && message.contains("cooldown"), "{message}");
     hook.push("shop/gateway", json!({"last_action_at": null})).await;
     let (allowed, message, _, _) = hook.scale("shop/gateway", 4, 5).await;
-    assert!(!allowed && message.contains("cooldown"), "{message}");
+    assert!(allowed, "{message}");
     let error = hook.units.put_observations(&key("shop/gateway"), r#"{"last_action_at": "yesterday"}"#).await;
     let error = error.unwrap_err().to_string();
     assert!(error.contains("last_action_at"), "{error}");
@@ -238,7 +235,7 @@ async fn unknown_units_are_allowed_with_a_warning_and_dry_run_only_warns() {
     let mut hook = webhook(true).await;
     let (allowed, _, warnings, id) = hook.scale("shop/gateway", 3, 4).await;
     assert!(allowed, "dry run");
-    assert!(warnings[0].starts_with("scale-units dry run, would deny:") && warnings[0].contains("signal_missing"));
+    assert!(warnings[0].starts_with("scale-units (Warn mode), would deny:") && warnings[0].contains("signal_missing"));
     assert!(warnings[0].contains(&id.unwrap()));
     hook.served.stop().await;
     let _ = std::fs::remove_dir_all(&hook.dir);
