@@ -1,10 +1,12 @@
 //! `deploy/kubernetes/`: every manifest parses as its Kubernetes API type (k8s-openapi; KEDA's
 //! ScaledObject and cert-manager's resources, which have none, as the fields checked) with no
 //! field the type does not know, and the wiring agrees: container ports, Service ports and target
-//! ports, the service's own arguments, the webhook's service, port and path, KEDA's scaler address,
-//! the probe paths and the webhook route as the real service serves them, the grace period against
-//! the drain, the certificate's secret and names, and the contracts of the ConfigMap (the example
-//! files, byte for byte, accepted by the component, bounds equal to the ScaledObjects').
+//! ports, the service's own arguments, the webhook's service, port, path, matchConditions and side
+//! effects, KEDA's scaler address, the probe paths and the webhook route as the real service serves
+//! them, the grace period against the drain, the Issuer chain behind every certificate, the
+//! ServiceAccount's RBAC (exactly what the watch needs), the pod's security context, and the
+//! contracts of the ConfigMap (the example files, byte for byte, accepted by the component, bounds
+//! equal to the ScaledObjects').
 #![allow(
     clippy::panic,
     clippy::expect_used,
@@ -24,9 +26,10 @@ use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Container, Namespace, PersistentVolumeClaim, PodSpec, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, Namespace, PodSpec, Service, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use scale_units_host::{Candidate, Policy, PolicyRegistry};
 use scale_units_server::service::{Service as DecisionService, ServiceConfig};
@@ -250,17 +253,19 @@ fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
         [
             "Certificate",
             "ClusterIssuer",
+            "ClusterRole",
+            "ClusterRoleBinding",
             "ClusterTriggerAuthentication",
             "ConfigMap",
+            "CustomResourceDefinition",
             "Deployment",
-            "Issuer",
             "Kustomization",
             "Namespace",
             "NetworkPolicy",
-            "PersistentVolumeClaim",
             "PodDisruptionBudget",
             "ScaledObject",
             "Service",
+            "ServiceAccount",
             "ValidatingWebhookConfiguration"
         ],
         "a new kind needs its checks here"
@@ -277,7 +282,14 @@ fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
     let _: ValidatingWebhookConfiguration = one(&manifests, "ValidatingWebhookConfiguration");
     let _: Namespace = one(&manifests, "Namespace");
     let _: PodDisruptionBudget = one(&manifests, "PodDisruptionBudget");
-    let _: PersistentVolumeClaim = one(&manifests, "PersistentVolumeClaim");
+    let _: ServiceAccount = one(&manifests, "ServiceAccount");
+    let _: ClusterRole = one(&manifests, "ClusterRole");
+    let _: ClusterRoleBinding = one(&manifests, "ClusterRoleBinding");
+    // The ScaleUnit CRD is generated (scale-units crd) and checked against its types by
+    // tests/crd.rs; here: it is the one the service watches.
+    let crds = &manifests["CustomResourceDefinition"];
+    assert_eq!(crds.len(), 1);
+    assert_eq!(crds[0].1["metadata"]["name"], "scaleunits.scale-units.dev");
     for (file, document) in &manifests["NetworkPolicy"] {
         let _: NetworkPolicy = typed(file, document);
     }
@@ -286,9 +298,7 @@ fn every_manifest_is_its_api_type_and_every_kind_is_checked() {
             serde_json::from_value(document.clone()).unwrap_or_else(|error| panic!("{file}: {error}"));
         assert_eq!(scaled.api_version, "keda.sh/v1alpha1", "{file}");
     }
-    for (file, document) in
-        manifests["Certificate"].iter().chain(&manifests["Issuer"]).chain(&manifests["ClusterIssuer"])
-    {
+    for (file, document) in manifests["Certificate"].iter().chain(&manifests["ClusterIssuer"]) {
         assert_eq!(document["apiVersion"], "cert-manager.io/v1", "{file}");
     }
 }
@@ -366,13 +376,70 @@ fn ports_arguments_and_volumes_agree() {
     let cache = container.env.as_ref().unwrap().iter().find(|env| env.name == "SCALE_UNITS_CACHE_DIR").unwrap();
     assert!(volume_of(pod, container, cache.value.as_deref().unwrap()).empty_dir.is_some());
     assert_eq!(container.security_context.as_ref().unwrap().read_only_root_filesystem, Some(true));
-    // The state folder outlives the pod: the claim of state.yaml, owned by one pod at a time.
-    let claim: PersistentVolumeClaim = one(&manifests, "PersistentVolumeClaim");
-    let state = volume_of(pod, container, arg(container, "--state-dir").unwrap());
-    assert_eq!(Some(&state.persistent_volume_claim.as_ref().unwrap().claim_name), claim.metadata.name.as_ref());
-    assert_eq!(claim.spec.as_ref().unwrap().access_modes.as_deref(), Some(&["ReadWriteOnce".to_owned()][..]));
+    // The API server is the record: the service watches it (ScaleUnits are units, each cooldown's
+    // start is in its ScaleUnit's status), so one replica keeps nothing on a volume, and a review
+    // carries no authority (no client CA to authenticate the API server).
+    assert_eq!(arg(container, "--kubernetes"), Some("true"));
+    assert_eq!(arg(container, "--state-dir"), None, "the cooldowns live in the ScaleUnits' status");
+    assert_eq!(arg(container, "--webhook-client-ca"), None, "a review carries no authority");
+    assert_eq!(arg(container, "--kubeconfig"), None, "in a pod: the ServiceAccount's credentials");
+    assert!(pod.volumes.as_ref().unwrap().iter().all(|volume| volume.persistent_volume_claim.is_none()));
+    assert_eq!((&deployment.spec).replicas, Some(1), "in memory: one replica; more need `redis`");
+    assert_eq!(arg(container, "--redis"), None);
+    // Nothing is held by one pod: the new pod is ready before the old one stops.
     let strategy = (&deployment.spec).strategy.as_ref().unwrap();
-    assert_eq!(strategy.type_.as_deref(), Some("Recreate"), "a new pod cannot open the state the old one holds");
+    assert_eq!(strategy.type_.as_deref(), Some("RollingUpdate"));
+    let rolling = strategy.rolling_update.as_ref().unwrap();
+    assert_eq!(rolling.max_unavailable, Some(IntOrString::Int(0)), "the webhook keeps an endpoint");
+    assert_eq!(rolling.max_surge, Some(IntOrString::Int(1)));
+    // The watch's credentials: the shipped ServiceAccount's token, mounted.
+    let account: ServiceAccount = one(&manifests, "ServiceAccount");
+    assert_eq!(pod.service_account_name, account.metadata.name);
+    assert_eq!(account.metadata.namespace, deployment.metadata.namespace);
+    assert_eq!(pod.automount_service_account_token, Some(true));
+    // The readiness probe tolerates a slow answer: one failure never removes the only endpoint.
+    let ready = container.readiness_probe.as_ref().unwrap();
+    assert!(ready.failure_threshold.unwrap() >= 3, "{ready:?}");
+    assert!(ready.period_seconds.unwrap() >= 3, "{ready:?}");
+}
+
+/// The ServiceAccount's ClusterRole is exactly what the watch needs: read the scale targets and
+/// the ScaleUnits, write the ScaleUnits' status, and record Events; bound to the ServiceAccount
+/// and nothing else.
+#[test]
+fn the_service_account_may_do_exactly_what_the_watch_needs() {
+    let manifests = manifests();
+    let account: ServiceAccount = one(&manifests, "ServiceAccount");
+    let role: ClusterRole = one(&manifests, "ClusterRole");
+    let binding: ClusterRoleBinding = one(&manifests, "ClusterRoleBinding");
+    let rule = |groups: &[&str], resources: &[&str], verbs: &[&str]| PolicyRule {
+        api_groups: Some(groups.iter().map(|group| (*group).to_owned()).collect()),
+        resources: Some(resources.iter().map(|resource| (*resource).to_owned()).collect()),
+        verbs: verbs.iter().map(|verb| (*verb).to_owned()).collect(),
+        ..PolicyRule::default()
+    };
+    assert_eq!(
+        role.rules.as_deref().unwrap(),
+        [
+            rule(&["apps"], &["deployments", "statefulsets"], &["get", "list", "watch"]),
+            rule(&["scale-units.dev"], &["scaleunits"], &["get", "list", "watch"]),
+            rule(&["scale-units.dev"], &["scaleunits/status"], &["get", "patch", "update"]),
+            rule(&["events.k8s.io"], &["events"], &["create", "patch"]),
+        ]
+    );
+    assert!(role.aggregation_rule.is_none());
+    assert_eq!(binding.role_ref.kind, "ClusterRole");
+    assert_eq!(Some(&binding.role_ref.name), role.metadata.name.as_ref());
+    let subjects = binding.subjects.as_deref().unwrap();
+    assert_eq!(subjects.len(), 1, "the ServiceAccount only");
+    assert_eq!(subjects[0].kind, "ServiceAccount");
+    assert_eq!(Some(&subjects[0].name), account.metadata.name.as_ref());
+    assert_eq!(subjects[0].namespace, account.metadata.namespace);
+    // The CRD's group and plural are the ones the rules name.
+    let crd = &manifests["CustomResourceDefinition"][0].1;
+    assert_eq!(crd["spec"]["group"], "scale-units.dev");
+    assert_eq!(crd["spec"]["names"]["plural"], "scaleunits");
+    assert_eq!(crd["spec"]["versions"][0]["subresources"]["status"], serde_json::json!({}));
 }
 
 #[test]
@@ -407,8 +474,20 @@ fn the_webhook_calls_the_service_on_its_route_and_fails_closed() {
     let hook = &hooks[0];
     assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
     assert!((1..=5).contains(&hook.timeout_seconds.unwrap()), "a short timeout");
-    // Admissions are recorded (cooldown, admitted count), dry runs never: NoneOnDryRun, not None.
-    assert_eq!(hook.side_effects, "NoneOnDryRun");
+    // A review is a question: the service records nothing from it (the watch is the record).
+    assert_eq!(hook.side_effects, "None");
+    // Only replica changes are sent: one CEL condition comparing the new spec.replicas with the
+    // old, absent read as the API's default (1 for the workloads, 0 for a Scale, which omits a
+    // zero). The API server evaluates it (tests/kubernetes: `kubectl set image` passes with the
+    // service down); here, its shape.
+    let conditions = hook.match_conditions.as_deref().unwrap();
+    assert_eq!(conditions.len(), 1);
+    let expression: String = conditions[0].expression.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(
+        expression,
+        "(has(object.spec) && has(object.spec.replicas) ? object.spec.replicas : (request.subResource == 'scale' ? 0 : 1)) \
+         != (has(oldObject.spec) && has(oldObject.spec.replicas) ? oldObject.spec.replicas : (request.subResource == 'scale' ? 0 : 1))"
+    );
     assert_eq!(hook.admission_review_versions, ["v1"]);
     let target = hook.client_config.service.as_ref().unwrap();
     assert_eq!(Some(&target.name), service.metadata.name.as_ref());
@@ -445,11 +524,51 @@ fn the_webhook_calls_the_service_on_its_route_and_fails_closed() {
     assert!(certificate.spec.dns_names.contains(&format!("{}.{namespace}.svc", target.name)));
     let tls = volume_of(pod, container, arg(container, "--tls-cert").unwrap());
     assert_eq!(tls.secret.as_ref().unwrap().secret_name.as_deref(), Some(certificate.spec.secret_name.as_str()));
-    let metadata = webhook.metadata.annotations.as_ref().unwrap();
-    assert_eq!(metadata["cert-manager.io/inject-ca-from"], format!("{namespace}/{}", certificate.metadata.name));
-    let issuer = &manifests["Issuer"][0].1;
-    assert_eq!(certificate.spec.issuer_ref["name"], issuer["metadata"]["name"]);
     assert_eq!(certificate.metadata.namespace.as_deref(), Some(namespace.as_str()));
+    assert_eq!(certificate.spec.usages, ["server auth"]);
+    // The Issuer chain: the serving certificate is signed by a CA issuer, the caBundle is injected
+    // from that CA's own Certificate (so a renewal of the serving certificate, with its new key,
+    // leaves the API server's trust as it is), and the CA is made by a self-signed issuer and
+    // keeps its key when renewed (what it signed stays valid).
+    let (issuer, authority) = issuer_chain(&manifests, &certificate);
+    let metadata = webhook.metadata.annotations.as_ref().unwrap();
+    assert_eq!(
+        metadata["cert-manager.io/inject-ca-from"],
+        format!("{}/{}", authority.metadata.namespace.as_deref().unwrap(), authority.metadata.name)
+    );
+    assert_ne!(authority.metadata.name, certificate.metadata.name, "the CA, not the serving certificate");
+    assert_eq!(issuer["kind"], "ClusterIssuer");
+}
+
+/// The issuer of `certificate` (a CA ClusterIssuer) and the CA Certificate behind it, checked to
+/// be a CA made by a self-signed ClusterIssuer, keeping its key across renewals, in the namespace
+/// where a ClusterIssuer reads its Secret (cert-manager's).
+fn issuer_chain<'a>(
+    manifests: &'a BTreeMap<String, Vec<(String, Value)>>,
+    certificate: &Certificate,
+) -> (&'a Value, Certificate) {
+    assert_eq!(certificate.spec.issuer_ref["kind"], "ClusterIssuer");
+    let issuer_name = certificate.spec.issuer_ref["name"].as_str().unwrap();
+    let (_, issuer) = manifests["ClusterIssuer"]
+        .iter()
+        .find(|(_, issuer)| issuer["metadata"]["name"] == issuer_name)
+        .unwrap_or_else(|| panic!("no ClusterIssuer {issuer_name}"));
+    let ca_secret = issuer["spec"]["ca"]["secretName"].as_str().expect("a CA issuer");
+    let (_, document) = manifests["Certificate"]
+        .iter()
+        .find(|(_, document)| document["spec"]["secretName"] == ca_secret)
+        .unwrap_or_else(|| panic!("no Certificate makes the Secret {ca_secret}"));
+    let authority: Certificate = serde_json::from_value(document.clone()).unwrap();
+    assert!(authority.spec.is_ca);
+    assert_eq!(authority.metadata.namespace.as_deref(), Some("cert-manager"), "where a ClusterIssuer reads");
+    assert_eq!(document["spec"]["privateKey"]["rotationPolicy"], "Never", "a renewed CA keeps its key");
+    assert_eq!(authority.spec.issuer_ref["kind"], "ClusterIssuer");
+    let (_, root) = manifests["ClusterIssuer"]
+        .iter()
+        .find(|(_, root)| root["metadata"]["name"] == authority.spec.issuer_ref["name"])
+        .unwrap();
+    assert_eq!(root["spec"], serde_json::json!({"selfSigned": {}}));
+    (issuer, authority)
 }
 
 #[test]
@@ -584,6 +703,9 @@ fn the_pod_passes_the_restricted_pod_security_standard() {
     // every capability dropped, not privileged, and a read-only root.
     assert!(pod_context.run_as_non_root == Some(true) || context.run_as_non_root == Some(true));
     assert!(pod_context.run_as_user.unwrap_or(0) > 0 && context.run_as_user.unwrap_or(1) > 0);
+    // Volumes belong to the process's group, whoever the plugin made their owner.
+    assert_eq!(pod_context.fs_group, pod_context.run_as_group);
+    assert!(pod_context.fs_group.unwrap_or(0) > 0);
     for seccomp in [pod_context.seccomp_profile.as_ref(), context.seccomp_profile.as_ref()].into_iter().flatten() {
         assert_eq!(seccomp.type_, "RuntimeDefault");
     }
@@ -616,7 +738,9 @@ fn the_pod_passes_the_restricted_pod_security_standard() {
     // The namespace enforces `restricted`, and it is the one the service lives in.
     let namespace: Namespace = one(&manifests, "Namespace");
     let labels = namespace.metadata.labels.as_ref().unwrap();
-    assert_eq!(labels["pod-security.kubernetes.io/enforce"], "restricted");
+    for mode in ["enforce", "warn", "audit"] {
+        assert_eq!(labels[&format!("pod-security.kubernetes.io/{mode}")], "restricted", "{mode}");
+    }
     assert_eq!(deployment.metadata.namespace, namespace.metadata.name);
 }
 
@@ -672,39 +796,28 @@ fn a_disruption_budget_and_network_policies_cover_the_pods_and_their_two_ports()
     assert_eq!(peers.len(), 1);
     let namespaces = peers[0].namespace_selector.as_ref().unwrap().match_labels.as_ref().unwrap();
     assert_eq!(namespaces["kubernetes.io/metadata.name"], "keda");
-    // HTTPS never from any source: from the control plane's addresses (an ipBlock, the
-    // kustomization's input) and from the pods of opted-in namespaces.
-    let https_peers: Vec<_> = admitted
-        .iter()
-        .filter(|(port, _)| *port == https)
-        .flat_map(|(_, from)| from.as_ref().expect("a rule for HTTPS names its sources"))
-        .collect();
-    assert!(!https_peers.is_empty());
-    let blocks: Vec<&str> =
-        https_peers.iter().filter_map(|peer| peer.ip_block.as_ref()).map(|block| block.cidr.as_str()).collect();
-    assert_eq!(blocks.len(), 1, "one ipBlock: the control plane's addresses");
-    for peer in &https_peers {
-        match (&peer.ip_block, &peer.namespace_selector, &peer.pod_selector) {
-            (Some(block), None, None) => assert!(block.except.is_none()),
-            (None, Some(namespaces), _) => {
-                let labels = namespaces.match_labels.as_ref().unwrap();
-                assert_eq!(labels.get("scale-units.io/client").map(String::as_str), Some("true"), "{labels:?}");
-            }
-            other => panic!("an HTTPS source of another form: {other:?}"),
-        }
-    }
+    // HTTPS from any source, as shipped: where the API server's calls come from is not knowable
+    // on a managed cluster, and a wrong guess refuses every replica change the webhook judges
+    // (components/control-plane-cidr narrows it; the next test).
+    let https_rules: Vec<_> = admitted.iter().filter(|(port, _)| *port == https).collect();
+    assert_eq!(https_rules.len(), 1);
+    assert!(https_rules[0].1.as_ref().is_none_or(Vec::is_empty), "no `from`: every source");
 }
 
-/// The kustomization's input `CONTROL_PLANE_CIDR` (control-plane.env) is what kustomize writes
-/// into the webhook port's ipBlock, and it is a CIDR.
+/// The component components/control-plane-cidr narrows the webhook port to the control plane's
+/// addresses: its input `CONTROL_PLANE_CIDR` (control-plane.env, a CIDR) is what kustomize writes
+/// into the ipBlock of the rules its patch puts in the webhook's policy, beside the pods of
+/// opted-in client namespaces.
 #[test]
-fn the_control_planes_addresses_are_the_kustomizations_input_for_the_webhook_port() {
-    let kustomization: Value =
-        serde_saphyr::from_str(&std::fs::read_to_string(deploy_dir().join("kustomization.yaml")).unwrap()).unwrap();
-    let generator = &kustomization["configMapGenerator"][0];
+fn the_control_plane_cidr_component_narrows_the_webhook_port() {
+    let component_dir = deploy_dir().join("components/control-plane-cidr");
+    let component: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(component_dir.join("kustomization.yaml")).unwrap()).unwrap();
+    assert_eq!(component["kind"], "Component");
+    let generator = &component["configMapGenerator"][0];
     assert_eq!(generator["options"]["annotations"]["config.kubernetes.io/local-config"], "true", "never applied");
     let env = generator["envs"][0].as_str().unwrap();
-    let text = std::fs::read_to_string(deploy_dir().join(env)).unwrap();
+    let text = std::fs::read_to_string(component_dir.join(env)).unwrap();
     let cidr = text
         .lines()
         .find_map(|line| line.strip_prefix("CONTROL_PLANE_CIDR="))
@@ -712,27 +825,43 @@ fn the_control_planes_addresses_are_the_kustomizations_input_for_the_webhook_por
         .trim();
     let (address, prefix) = cidr.split_once('/').expect("a CIDR");
     assert!(address.parse::<std::net::IpAddr>().is_ok() && prefix.parse::<u8>().is_ok_and(|p| p <= 128), "{cidr}");
-    let replacement = &kustomization["replacements"][0];
+
+    // The patch replaces the webhook policy's rules (the policy exists and is the HTTPS one).
+    let manifests = manifests();
+    let patch = &component["patches"][0];
+    let target = patch["target"]["name"].as_str().unwrap();
+    let (file, policy) = manifests["NetworkPolicy"]
+        .iter()
+        .find(|(_, document)| document["metadata"]["name"] == target)
+        .expect("the policy the patch names");
+    let operations: Value = serde_saphyr::from_str(patch["patch"].as_str().unwrap()).unwrap();
+    assert_eq!(operations.as_array().unwrap().len(), 1);
+    assert_eq!(operations[0]["op"], "replace");
+    assert_eq!(operations[0]["path"], "/spec/ingress");
+    let mut patched = policy.clone();
+    patched["spec"]["ingress"] = operations[0]["value"].clone();
+    let patched: NetworkPolicy = typed(file, &patched);
+    let rules = patched.spec.as_ref().unwrap().ingress.clone().unwrap();
+    assert_eq!(rules.len(), 2);
+    for rule in &rules {
+        let ports = rule.ports.as_ref().unwrap();
+        assert_eq!(ports.len(), 1);
+        assert_eq!(ports[0].port, Some(IntOrString::String("https".to_owned())));
+        assert_eq!(rule.from.as_ref().unwrap().len(), 1, "one source per rule");
+    }
+    let block = rules[0].from.as_ref().unwrap()[0].ip_block.as_ref().expect("the control plane's addresses");
+    assert!(block.except.is_none());
+    let clients = rules[1].from.as_ref().unwrap()[0].namespace_selector.as_ref().unwrap();
+    assert_eq!(clients.match_labels.as_ref().unwrap()["scale-units.io/client"], "true");
+
+    // The replacement writes the input into that ipBlock.
+    let replacement = &component["replacements"][0];
     assert_eq!(replacement["source"]["name"], generator["name"]);
     assert_eq!(replacement["source"]["fieldPath"], "data.CONTROL_PLANE_CIDR");
-    let target = &replacement["targets"][0];
-    assert_eq!(target["select"]["kind"], "NetworkPolicy");
-    let field = target["fieldPaths"][0].as_str().unwrap();
-    // The field it replaces is the ipBlock of the webhook's policy.
-    let manifests = manifests();
-    let (_, policy) = manifests["NetworkPolicy"]
-        .iter()
-        .find(|(_, document)| document["metadata"]["name"] == target["select"]["name"])
-        .expect("the policy the replacement names");
-    let mut node = policy;
-    for step in field.split('.') {
-        node = match step.parse::<usize>() {
-            Ok(index) => &node[index],
-            Err(_) => &node[step],
-        };
-    }
-    assert!(node.is_string(), "{field} is a field of the policy");
-    assert_eq!(field, "spec.ingress.0.from.0.ipBlock.cidr");
+    let replaced = &replacement["targets"][0];
+    assert_eq!(replaced["select"]["kind"], "NetworkPolicy");
+    assert_eq!(replaced["select"]["name"], target);
+    assert_eq!(replaced["fieldPaths"][0], "spec.ingress.0.from.0.ipBlock.cidr");
 }
 
 #[test]
@@ -758,18 +887,10 @@ fn keda_reaches_the_scaler_over_mutual_tls() {
         Some("keda"),
         "a ClusterTriggerAuthentication reads KEDA's namespace"
     );
-    // The issuer is the CA ClusterIssuer, backed by a CA certificate.
-    let issuer_name = server.spec.issuer_ref["name"].as_str().unwrap();
-    assert_eq!(server.spec.issuer_ref["kind"], "ClusterIssuer");
-    let issuer =
-        manifests["ClusterIssuer"].iter().find(|(_, issuer)| issuer["metadata"]["name"] == issuer_name).unwrap();
-    let ca_secret = issuer.1["spec"]["ca"]["secretName"].as_str().unwrap();
-    let authority = manifests["Certificate"]
-        .iter()
-        .map(|(_, document)| serde_json::from_value::<Certificate>(document.clone()).unwrap())
-        .find(|certificate| certificate.spec.secret_name == ca_secret)
-        .unwrap();
-    assert!(authority.spec.is_ca);
+    // The issuer is the CA ClusterIssuer, backed by a CA certificate: the webhook's CA too.
+    let (_, authority) = issuer_chain(&manifests, &server);
+    let webhook = certificate_named(&manifests, "scale-units-webhook");
+    assert_eq!(issuer_chain(&manifests, &webhook).1.metadata.name, authority.metadata.name, "one CA");
     // The service's DNS name is on the serving certificate (KEDA checks it against scalerAddress).
     let service: Service = one(&manifests, "Service");
     let namespace = service.metadata.namespace.clone().unwrap();
