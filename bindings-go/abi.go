@@ -54,6 +54,10 @@ func (in *instance) guestFault(ctx context.Context, function, message string, er
 	if ctx.Err() != nil {
 		return &GuestError{Function: function, Message: "stopped by its context", Err: ctx.Err()}
 	}
+	var stop stopped
+	if errors.As(err, &stop) { // the deadline read from the clock before the context's timer ran
+		return &GuestError{Function: function, Message: "stopped by its context", Err: stop.err}
+	}
 	return &GuestError{Function: function, Message: message, Err: err}
 }
 

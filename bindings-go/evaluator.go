@@ -84,6 +84,7 @@ type Evaluator struct {
 	has       map[string]bool
 	maxIdle   int
 	ownsCache wazero.CompilationCache
+	checks    Checks
 
 	mu       sync.Mutex
 	idle     []*instance
@@ -102,7 +103,7 @@ type config struct {
 	expectedDigest   string
 	maxIdle          int
 	interpreter      bool
-	noInterrupt      bool
+	checks           Checks
 }
 
 // WithMemoryLimitPages limits each instance's linear memory to pages of 64 KiB (default
@@ -126,13 +127,6 @@ func WithExpectedDigest(digest string) Option { return func(c *config) { c.expec
 // WithMaxIdle keeps at most n idle instances (default GOMAXPROCS); more are made when more
 // goroutines call at once and closed when they are returned.
 func WithMaxIdle(n int) Option { return func(c *config) { c.maxIdle = n } }
-
-// WithoutInterruption compiles the component without wazero's checks for a closed module
-// (WithCloseOnContextDone), which cost about 4.7x the CPU of a decision on wazero v1.12.0
-// (BENCHMARKS.md). A context's deadline is then checked only before a call enters the
-// component: a component that never returns can no longer be stopped. Only for a component
-// whose digest you trust, such as the bundled one.
-func WithoutInterruption() Option { return func(c *config) { c.noInterrupt = true } }
 
 // WithInterpreter runs the component on wazero's interpreter instead of its compiler.
 func WithInterpreter() Option { return func(c *config) { c.interpreter = true } }
@@ -160,9 +154,14 @@ func DigestOf(b []byte) string {
 // one core module out of the component, refuses imports, another world or an unsupported
 // version (*LoadError), compiles it and instantiates it once to read its Info.
 func New(ctx context.Context, component []byte, opts ...Option) (*Evaluator, error) {
-	cfg := config{memoryLimitPages: DefaultMemoryLimitPages, maxIdle: runtime.GOMAXPROCS(0)}
+	cfg := config{memoryLimitPages: DefaultMemoryLimitPages, maxIdle: runtime.GOMAXPROCS(0), checks: ChecksBudget}
 	for _, opt := range opts {
 		opt(&cfg)
+	}
+	switch cfg.checks {
+	case ChecksBudget, ChecksWazero, ChecksNone:
+	default:
+		return nil, fmt.Errorf("scaleunits: unknown Checks %q", cfg.checks)
 	}
 	digest := DigestOf(component)
 	if cfg.expectedDigest != "" && cfg.expectedDigest != digest {
@@ -176,11 +175,6 @@ func New(ctx context.Context, component []byte, opts ...Option) (*Evaluator, err
 	if err != nil {
 		return nil, err
 	}
-	rc := wazero.NewRuntimeConfig()
-	if cfg.interpreter {
-		rc = wazero.NewRuntimeConfigInterpreter()
-	}
-	rc = rc.WithCloseOnContextDone(!cfg.noInterrupt).WithMemoryLimitPages(cfg.memoryLimitPages)
 	e := &Evaluator{digest: digest, iface: iface, minor: minor, maxIdle: cfg.maxIdle}
 	e.drained = sync.NewCond(&e.mu)
 	if cfg.cache == nil && cfg.cacheDir != "" {
@@ -190,19 +184,16 @@ func New(ctx context.Context, component []byte, opts ...Option) (*Evaluator, err
 		}
 		cfg.cache, e.ownsCache = cache, cache
 	}
-	if cfg.cache != nil {
-		rc = rc.WithCompilationCache(cfg.cache)
-	}
-	e.runtime = wazero.NewRuntimeWithConfig(ctx, rc)
 	fail := func(err error) (*Evaluator, error) {
-		_ = e.runtime.Close(context.Background())
+		if e.runtime != nil {
+			_ = e.runtime.Close(context.Background())
+		}
 		if e.ownsCache != nil {
 			_ = e.ownsCache.Close(context.Background())
 		}
 		return nil, err
 	}
-	e.compiled, err = e.runtime.CompileModule(ctx, parsed.core)
-	if err != nil {
+	if err := e.compile(ctx, &cfg, parsed.core); err != nil {
 		if ctx.Err() != nil {
 			return fail(ctx.Err())
 		}

@@ -3,8 +3,10 @@ package scaleunits
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -39,32 +41,190 @@ func stillServing(t *testing.T, ev *Evaluator) {
 	}
 }
 
+// The ways a call can be stopped inside the component, each with both engines.
+var stoppable = []struct {
+	name   string
+	checks Checks
+	opts   []Option
+}{
+	{"budget", ChecksBudget, nil},
+	{"wazero", ChecksWazero, []Option{WithChecks(ChecksWazero)}},
+	{"budget, interpreter", ChecksBudget, []Option{WithInterpreter()}},
+	{"wazero, interpreter", ChecksWazero, []Option{WithInterpreter(), WithChecks(ChecksWazero)}},
+}
+
 func TestHostileLoopIsStoppedByTheDeadline(t *testing.T) {
-	ev := hostile(t, loopForever)
-	for range 2 {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		start := time.Now()
-		_, err := ev.EvaluateJSON(ctx, []byte(`{}`))
-		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrGuest) {
-			t.Fatalf("a loop: %v, want a GuestError with context.DeadlineExceeded", err)
-		}
-		if elapsed := time.Since(start); elapsed > 10*time.Second {
-			t.Fatalf("the loop ran %v past its deadline", elapsed)
-		}
-		stillServing(t, ev)
+	for _, c := range stoppable {
+		t.Run(c.name, func(t *testing.T) {
+			ev := hostile(t, loopForever, c.opts...)
+			if ev.Checks() != c.checks {
+				t.Fatalf("checks %s, want %s", ev.Checks(), c.checks)
+			}
+			for range 2 {
+				stopsAtTheDeadline(t, ev, 100*time.Millisecond)
+				stillServing(t, ev)
+			}
+		})
 	}
 }
 
 func TestHostileLoopIsStoppedByCancel(t *testing.T) {
-	ev := hostile(t, loopForever)
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	_, err := ev.EvaluateJSON(ctx, []byte(`{}`))
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("a cancelled loop: %v", err)
+	for _, c := range stoppable {
+		t.Run(c.name, func(t *testing.T) {
+			ev := hostile(t, loopForever, c.opts...)
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+			err := returnsWithin(t, 20*time.Second, func() error { _, err := ev.EvaluateJSON(ctx, []byte(`{}`)); return err })
+			if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrGuest) {
+				t.Fatalf("a cancelled loop: %v, want a GuestError with context.Canceled", err)
+			}
+			stillServing(t, ev)
+		})
 	}
+}
+
+// stopsAtTheDeadline calls the hostile evaluate-json with a deadline: it must end with a
+// GuestError carrying context.DeadlineExceeded. The guard of 20 s only keeps a failing test from
+// hanging; each hostile body below runs for minutes or forever when nothing stops it.
+func stopsAtTheDeadline(t *testing.T, ev *Evaluator, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	err := returnsWithin(t, 20*time.Second, func() error { _, err := ev.EvaluateJSON(ctx, []byte(`{}`)); return err })
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrGuest) {
+		t.Fatalf("%v, want a GuestError with context.DeadlineExceeded", err)
+	}
+	t.Logf("stopped %v after the call began (deadline %v)", time.Since(start).Round(time.Millisecond), timeout)
+}
+
+// returnsWithin runs call and fails if it has not returned after guard. The failure ends the
+// test binary at once: a call that runs away cannot be stopped from here, Close would wait for
+// it, and a garbage collection could wait for it too.
+func returnsWithin(t *testing.T, guard time.Duration, call func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(guard):
+		fmt.Fprintf(os.Stderr, "--- FAIL: %s: the call has not returned after %v\n", t.Name(), guard)
+		os.Exit(1)
+		return nil
+	}
+}
+
+// Hostile bodies that wazero's check on each loop iteration stops but a budget paid per
+// loop iteration alone would not, or that no loop check sees at all.
+var (
+	// Each of 40 functions calls the next twice: 2^40 calls and not one loop.
+	fanOut = func() hostileModule {
+		m := evaluatorModule(hostileIface, "0.2.0", "1", nil)
+		first := len(m.funcs) + 1 // after cabi_realloc and the evaluator's functions
+		for i := range 40 {
+			body := i32const(0)
+			if i < 39 {
+				next := uleb(uint64(first + i + 1))
+				body = append(append(append(append([]byte{0x10}, next...), 0x1a, 0x10), next...), 0x1a, 0x41, 0x00)
+			}
+			m.funcs = append(m.funcs, coreFunc{fmt.Sprintf("f%d", i), typeNoArgs, body})
+		}
+		m.funcs[1].body = append(append([]byte{0x10}, uleb(uint64(first))...), 0x1a, 0x41, 0x00)
+		return m
+	}
+	// Grow memory to 64 pages, then fill all of it again and again.
+	fillForever = func() []byte {
+		b := append(i32const(63), 0x40, 0x00, 0x1a) // memory.grow 63; drop
+		b = append(b, 0x03, 0x40)                   // loop
+		b = append(append(append(b, i32const(0)...), i32const(0)...), i32const(64<<16)...)
+		b = append(b, 0xfc, 0x0b, 0x00, 0x0c, 0x00, 0x0b, 0x41, 0x00) // memory.fill; br 0; end
+		return b
+	}()
+	// A loop whose body is 30 000 loads in a chain (each reads the address the last one
+	// read): about 90 KB of straight-line code and tens of microseconds an iteration.
+	longLoop = func() []byte {
+		b := append([]byte{0x03, 0x40}, i32const(0)...)
+		for range 30000 {
+			b = append(b, 0x28, 0x02, 0x00) // i32.load
+		}
+		return append(b, 0x1a, 0x0c, 0x00, 0x0b, 0x41, 0x00) // drop; br 0; end
+	}()
+	// A loop after an instruction the rewrite does not decode (SIMD v128.const; drop).
+	simdThenLoop = append(append([]byte{0xfd, 0x0c}, make([]byte, 16)...), append([]byte{0x1a}, loopForever...)...)
+)
+
+func TestHostileFanOutIsStopped(t *testing.T) {
+	b := wrapComponent(fanOut().bytes(), []string{hostileIface}, "")
+	ev, err := New(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close(context.Background())
+	stopsAtTheDeadline(t, ev, 100*time.Millisecond)
 	stillServing(t, ev)
+}
+
+func TestHostileFillLoopIsStopped(t *testing.T) {
+	for _, c := range stoppable[:2] {
+		t.Run(c.name, func(t *testing.T) {
+			ev := hostile(t, fillForever, c.opts...)
+			stopsAtTheDeadline(t, ev, 100*time.Millisecond)
+			stillServing(t, ev)
+		})
+	}
+}
+
+func TestHostileLongLoopBodyIsStopped(t *testing.T) {
+	for _, c := range stoppable[:2] {
+		t.Run(c.name, func(t *testing.T) {
+			ev := hostile(t, longLoop, c.opts...)
+			stopsAtTheDeadline(t, ev, 100*time.Millisecond)
+			stillServing(t, ev)
+		})
+	}
+}
+
+// A module the rewrite cannot read keeps wazero's check, and its loop is still stopped.
+func TestHostileUnreadableModuleKeepsWazeroChecks(t *testing.T) {
+	ev := hostile(t, simdThenLoop)
+	if ev.Checks() != ChecksWazero {
+		t.Fatalf("checks %s, want %s", ev.Checks(), ChecksWazero)
+	}
+	stopsAtTheDeadline(t, ev, 100*time.Millisecond)
+	stillServing(t, ev)
+}
+
+// While a call loops, the budget's visits to Go let the runtime stop the world: a garbage
+// collection completes before the loop is cancelled. (Without any check, runtime.GC() would
+// wait for the loop, and with it every goroutine of the process.)
+func TestHostileLoopLetsTheGarbageCollectorRun(t *testing.T) {
+	for _, c := range stoppable[:2] {
+		t.Run(c.name, func(t *testing.T) {
+			ev := hostile(t, loopForever, c.opts...)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			entered := make(chan struct{})
+			result := make(chan error, 1)
+			go func() {
+				close(entered)
+				_, err := ev.EvaluateJSON(ctx, []byte(`{}`))
+				result <- err
+			}()
+			<-entered
+			time.Sleep(50 * time.Millisecond) // let the call enter its loop
+			_ = returnsWithin(t, 20*time.Second, func() error { runtime.GC(); return nil })
+			select {
+			case err := <-result:
+				t.Fatalf("the loop returned before it was cancelled: %v", err)
+			default:
+			}
+			cancel()
+			if err := <-result; !errors.Is(err, context.Canceled) {
+				t.Fatalf("%v, want context.Canceled", err)
+			}
+		})
+	}
 }
 
 func TestHostileMemoryBombTrapsAtTheLimit(t *testing.T) {

@@ -7,25 +7,7 @@ import (
 // A small WebAssembly binary writer for the hostile components of hostile_test.go: core
 // modules written byte by byte, and the component around one. No tool at build or run time.
 
-func uleb(v uint64) []byte { return binary.AppendUvarint(nil, v) }
-
-func sleb(v int64) []byte {
-	var out []byte
-	for {
-		b := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && b&0x40 == 0) || (v == -1 && b&0x40 != 0) {
-			return append(out, b)
-		}
-		out = append(out, b|0x80)
-	}
-}
-
 func wasmName(s string) []byte { return append(uleb(uint64(len(s))), s...) }
-
-func section(id byte, body []byte) []byte {
-	return append(append([]byte{id}, uleb(uint64(len(body)))...), body...)
-}
 
 func vec(items ...[]byte) []byte {
 	out := uleb(uint64(len(items)))
