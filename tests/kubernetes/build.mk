@@ -8,6 +8,9 @@
 #                          Go example controller (bindings-go/examples/controller, its own go.mod),
 #                          and KEDA v2.21's operator and metrics adapter from tests/kubernetes/keda
 #                          (a module of its own) for the HPA scenario
+#   make kubernetes-helm   builds Helm (helm.sh/helm/v4 v4.3.2, from this module: it shares the
+#                          control plane's k8s.io packages) into target/kubernetes/bin/helm, for
+#                          tests/kubernetes/helm_test.go (the chart deploy/helm/scale-units)
 #   make test-kubernetes   the real `scale-units serve` as webhook of that control plane:
 #                          go test -count=1 ./... (the scenarios in tests/kubernetes/*_test.go)
 #   make kubernetes-lint   gofmt and go vet of the module
@@ -26,7 +29,7 @@ K8S_CRDS := $(K8S_TARGET)/kubernetes/crds
 K8S_CERT_MANAGER := github.com/cert-manager/cert-manager@v1.21.2
 K8S_KEDA := github.com/kedacore/keda/v2@v2.21.0
 
-.PHONY: kubernetes-setup test-kubernetes kubernetes-lint
+.PHONY: kubernetes-setup kubernetes-helm test-kubernetes kubernetes-lint
 
 kubernetes-setup:
 	mkdir -p $(K8S_BIN) $(K8S_CRDS)
@@ -41,6 +44,13 @@ kubernetes-setup:
 	  keda=$$($(GO) mod download -json $(K8S_KEDA) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
 	  test -n "$$cm" && test -n "$$keda" && \
 	  install -m 644 $$cm/deploy/crds/cert-manager.io_*.yaml $$keda/config/crd/bases/keda.sh_*.yaml $(K8S_CRDS)/
+
+# The version ldflag makes `helm version` name the release (Helm's own Makefile sets it the same
+# way; without it Helm reports v4.3).
+kubernetes-helm:
+	mkdir -p $(K8S_BIN)
+	cd $(K8S_DIR) && $(GO) build -ldflags "-X helm.sh/helm/v4/internal/version.version=$$($(GO) list -m -f '{{.Version}}' helm.sh/helm/v4)" \
+	  -o $(K8S_BIN)/helm helm.sh/helm/v4/cmd/helm
 
 kubernetes-lint:
 	test -z "$$(gofmt -l $(K8S_DIR))" || { gofmt -l $(K8S_DIR); echo "gofmt: the files above are not formatted" >&2; exit 1; }
