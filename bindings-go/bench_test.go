@@ -3,6 +3,7 @@ package scaleunits
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"runtime"
 	"syscall"
@@ -65,6 +66,50 @@ func BenchmarkEvaluateJSONWithoutInterruption(b *testing.B) {
 	defer ev.Close(ctx)
 	req := t01(b)
 	loop(b, func() error { _, err := ev.EvaluateJSON(ctx, req); return err })
+}
+
+// With wazero's own checks, the default before issue 41 (WithChecks(ChecksWazero)).
+func BenchmarkEvaluateJSONWazeroChecks(b *testing.B) {
+	ctx := context.Background()
+	ev, err := NewBundled(ctx, WithChecks(ChecksWazero))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ev.Close(ctx)
+	req := t01(b)
+	loop(b, func() error { _, err := ev.EvaluateJSON(ctx, req); return err })
+}
+
+// The typed path's conversion, each way, with this module's JSON code (codec.go) and with
+// encoding/json, which Evaluate used before issue 41.
+func BenchmarkConversion(b *testing.B) {
+	var r Request
+	if err := json.Unmarshal(t01(b), &r); err != nil {
+		b.Fatal(err)
+	}
+	decision, err := testEvaluator(b).EvaluateJSON(context.Background(), t01(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("request/codec", func(b *testing.B) {
+		buf := make([]byte, 0, 8<<10)
+		loop(b, func() (err error) { buf, err = appendRequestJSON(buf[:0], &r); return err })
+	})
+	b.Run("request/encoding-json", func(b *testing.B) {
+		loop(b, func() error { _, err := json.Marshal(&r); return err })
+	})
+	b.Run("decision/codec", func(b *testing.B) {
+		loop(b, func() error {
+			var d Decision
+			if !readDecision(decision, &d) {
+				return errors.New("readDecision declined the component's decision")
+			}
+			return nil
+		})
+	})
+	b.Run("decision/encoding-json", func(b *testing.B) {
+		loop(b, func() error { var d Decision; return decodeGuestJSON("evaluate-json", decision, &d) })
+	})
 }
 
 func BenchmarkEvaluate(b *testing.B) {

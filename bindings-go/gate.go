@@ -74,7 +74,7 @@ type ScalerReading struct {
 // that cannot be evaluated is a denial (a Verdict), not an error; a change that cannot be read
 // is an *Error. UnsupportedError on a component before 0.3.
 func (e *Evaluator) Gate(ctx context.Context, request *Request, change Change) (*Verdict, error) {
-	req, err := json.Marshal(request)
+	req, err := marshalRequest(request)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (e *Evaluator) Gate(ctx context.Context, request *Request, change Change) (
 
 // ScalerReading returns the external scaler's reading of a typed request (WIT 0.3.0).
 func (e *Evaluator) ScalerReading(ctx context.Context, request *Request) (*ScalerReading, error) {
-	req, err := json.Marshal(request)
+	req, err := marshalRequest(request)
 	if err != nil {
 		return nil, err
 	}

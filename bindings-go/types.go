@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -322,25 +323,56 @@ func (s Step) MarshalJSON() ([]byte, error) {
 
 // Evaluate evaluates a typed request: it is sent as JSON (EvaluateJSON) and the decision read
 // back into a Decision. A request the evaluator refuses is an *Error.
+//
+// The request is written and the decision read by this module's own JSON code (codec.go), which
+// gives what encoding/json gives and leaves to it anything else.
 func (e *Evaluator) Evaluate(ctx context.Context, request *Request) (*Decision, error) {
-	text, err := json.Marshal(request)
+	buf := requestBuffers.Get().(*[]byte)
+	text, err := appendRequestJSON((*buf)[:0], request)
 	if err != nil {
+		requestBuffers.Put(buf)
 		return nil, err
 	}
-	out, err := e.EvaluateJSON(ctx, text)
+	out, err := e.EvaluateJSON(ctx, text) // the text is copied into the guest: buf is free after
+	if cap(text) <= maxPooledRequest {
+		*buf = text[:0]
+		requestBuffers.Put(buf)
+	}
 	if err != nil {
 		return nil, err
 	}
 	var d Decision
-	if err := decodeGuestJSON("evaluate-json", out, &d); err != nil {
-		return nil, err
+	if !readDecision(out, &d) {
+		d = Decision{}
+		if err := decodeGuestJSON("evaluate-json", out, &d); err != nil {
+			return nil, err
+		}
 	}
 	return &d, nil
 }
 
+// marshalRequest writes a request as json.Marshal does (appendRequest, or json.Marshal itself
+// for what appendRequest leaves to it).
+func marshalRequest(r *Request) ([]byte, error) { return appendRequestJSON(nil, r) }
+
+func appendRequestJSON(b []byte, r *Request) ([]byte, error) {
+	if r != nil {
+		if out, ok := appendRequest(b, r); ok {
+			return out, nil
+		}
+	}
+	return json.Marshal(r)
+}
+
+// requestBuffers keeps the buffers Evaluate writes requests into; one larger than
+// maxPooledRequest is left to the garbage collector.
+var requestBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+const maxPooledRequest = 64 << 10
+
 // Derive returns the typed derivation of a typed request's decision.
 func (e *Evaluator) Derive(ctx context.Context, request *Request) (*Derivation, error) {
-	text, err := json.Marshal(request)
+	text, err := marshalRequest(request)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 // Command bench times the Go module on one request for `make bench`'s one table
 // (benches/table.py --go FILE): each path's per-call time over batches of calls, as the Node
-// and Python scripts do.
+// and Python scripts do. The last two rows are the default paths as they were before issue 41
+// (wazero's own deadline checks; Evaluate through encoding/json), measured in the same run.
 //
 //	go run ./bench [-vector FILE] [-batches N] [-calls N] -json FILE
 package main
@@ -12,6 +13,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +60,16 @@ func run(vectorFile string, batches, calls int, out string) error {
 		return err
 	}
 	defer fast.Close(ctx)
+	// Before issue 41: wazero's own checks (WithCloseOnContextDone) were the default, and
+	// Evaluate went through encoding/json both ways.
+	before, err := scaleunits.NewBundled(ctx, scaleunits.WithChecks(scaleunits.ChecksWazero))
+	if err != nil {
+		return err
+	}
+	defer before.Close(ctx)
+	if ev.Checks() != scaleunits.ChecksBudget || before.Checks() != scaleunits.ChecksWazero {
+		return fmt.Errorf("checks %s and %s, want %s and %s", ev.Checks(), before.Checks(), scaleunits.ChecksBudget, scaleunits.ChecksWazero)
+	}
 	want, err := ev.EvaluateJSON(ctx, request)
 	if err != nil {
 		return err
@@ -86,19 +99,22 @@ func run(vectorFile string, batches, calls int, out string) error {
 		close(errs)
 		return <-errs
 	}
-	paths := []struct {
-		name   string
-		native string
-		batch  func(n int) error
-	}{
-		{"EvaluateJSON(text) -> text", "evaluate_json", func(n int) error {
+	jsonPath := func(ev *scaleunits.Evaluator) func(int) error {
+		return func(n int) error {
 			for range n {
 				if err := check(ev.EvaluateJSON(ctx, request)); err != nil {
 					return err
 				}
 			}
 			return nil
-		}},
+		}
+	}
+	paths := []struct {
+		name   string
+		native string
+		batch  func(n int) error
+	}{
+		{"EvaluateJSON(text) -> text", "evaluate_json", jsonPath(ev)},
 		{"Evaluate(*Request) -> *Decision", "evaluate_json", func(n int) error {
 			for range n {
 				if _, err := ev.Evaluate(ctx, &typed); err != nil {
@@ -107,15 +123,28 @@ func run(vectorFile string, batches, calls int, out string) error {
 			}
 			return nil
 		}},
-		{"EvaluateJSON, WithoutInterruption", "evaluate_json", func(n int) error {
+		{"EvaluateJSON, WithoutInterruption", "evaluate_json", jsonPath(fast)},
+		{fmt.Sprintf("EvaluateJSON, 16 goroutines on the pool (GOMAXPROCS %d), per decision", runtime.GOMAXPROCS(0)), "evaluate_json", parallel},
+		{"before issue 41: EvaluateJSON, wazero's checks", "evaluate_json", jsonPath(before)},
+		{"before issue 41: Evaluate, wazero's checks, encoding/json", "evaluate_json", func(n int) error {
 			for range n {
-				if err := check(fast.EvaluateJSON(ctx, request)); err != nil {
+				text, err := json.Marshal(&typed)
+				if err != nil {
+					return err
+				}
+				out, err := before.EvaluateJSON(ctx, text)
+				if err != nil {
+					return err
+				}
+				var d scaleunits.Decision
+				dec := json.NewDecoder(strings.NewReader(out))
+				dec.DisallowUnknownFields()
+				if err := dec.Decode(&d); err != nil {
 					return err
 				}
 			}
 			return nil
 		}},
-		{fmt.Sprintf("EvaluateJSON, 16 goroutines on the pool (GOMAXPROCS %d), per decision", runtime.GOMAXPROCS(0)), "evaluate_json", parallel},
 	}
 	var rows []row
 	for _, p := range paths {
@@ -131,7 +160,8 @@ func run(vectorFile string, batches, calls int, out string) error {
 			r.PerCallUS = append(r.PerCallUS, float64(time.Since(start).Nanoseconds())/1e3/float64(calls))
 		}
 		rows = append(rows, r)
-		fmt.Printf("%-60s %8.2f µs (first batch)\n", p.name, r.PerCallUS[0])
+		sorted := slices.Sorted(slices.Values(r.PerCallUS))
+		fmt.Printf("%-60s %8.2f µs (median of %d batches)\n", p.name, sorted[len(sorted)/2], len(sorted))
 	}
 	if out == "" {
 		return nil
