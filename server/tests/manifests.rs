@@ -957,6 +957,15 @@ fn the_kustomization_lists_every_manifest_but_the_scaled_objects_and_names_the_b
     let images = kustomization["images"].as_array().unwrap();
     assert_eq!(images[0]["name"], image_name);
     assert_eq!(images[0]["newTag"], version);
+    // The Helm chart runs the same image: its repository, and the chart's appVersion as the tag.
+    let chart_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/helm/scale-units");
+    let chart: Value = serde_saphyr::from_str(&std::fs::read_to_string(chart_dir.join("Chart.yaml")).unwrap()).unwrap();
+    assert_eq!(chart["apiVersion"], "v2");
+    assert_eq!(chart["appVersion"], version);
+    let values: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(chart_dir.join("values.yaml")).unwrap()).unwrap();
+    assert_eq!(values["image"]["repository"], image_name);
+    assert_eq!(values["image"]["tag"], "", "the appVersion");
     // The service runs the component from the image, under the image's non-root user.
     assert_eq!(arg(container, "--policy"), Some("/opt/scale-units/scale_units_evaluator.wasm"));
     let (pod, _) = self::container(&deployment);
