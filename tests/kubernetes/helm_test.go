@@ -212,6 +212,77 @@ func TestHelmLint(t *testing.T) {
 	if err == nil || !strings.Contains(stderr, "replicaCount > 1 needs redis") {
 		t.Errorf("two replicas without Redis rendered: %v\n%s", err, stderr)
 	}
+	// values.schema.json: a value outside it is refused.
+	_, stderr, err = env.helm(t, "template", "scale-units", chartDir(), "-n", "scale-units", "--set", "webhook.failurePolicy=Sometimes")
+	if err == nil || !strings.Contains(stderr, "/webhook/failurePolicy") {
+		t.Errorf("failurePolicy Sometimes rendered: %v\n%s", err, stderr)
+	}
+}
+
+// Each value for what differs between clusters changes what it says, and only that: the webhook's
+// port (serve.yaml's listen, the container port the Service and the policy name), host network
+// with its DNS policy, the control plane's CIDRs in the webhook port's policy, failurePolicy, two
+// replicas with Redis (and the budget that keeps one), KEDA's listener off.
+func TestHelmValuesChangeWhatTheySay(t *testing.T) {
+	rendered, stderr, err := env.helm(t, "template", "scale-units", chartDir(), "-n", "scale-units",
+		"--set", "webhook.port=10250", "--set", "hostNetwork=true", "--set", "networkPolicy.controlPlaneCIDRs={10.0.0.0/28}",
+		"--set", "webhook.failurePolicy=Ignore", "--set", "replicaCount=2", "--set", "redis.url=redis://redis.scale-units.svc:6379/0",
+		"--set", "keda.enabled=false")
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr)
+	}
+	objects := byKey(t, documents(t, rendered))
+	get := func(key string) map[string]any {
+		object, ok := objects[key]
+		if !ok {
+			t.Fatalf("no %s in %v", key, sortedKeys(objects))
+		}
+		return object
+	}
+	var config map[string]any
+	if err := yaml.Unmarshal([]byte(get("ConfigMap/scale-units/scale-units-serve")["data"].(map[string]any)["serve.yaml"].(string)), &config); err != nil {
+		t.Fatal(err)
+	}
+	if config["listen"] != "0.0.0.0:10250" || config["redis"] != "redis://redis.scale-units.svc:6379/0" || config["kubernetes"] != true {
+		t.Errorf("serve.yaml: %v", config)
+	}
+	for _, field := range []string{"keda_listen", "keda_tls_cert", "keda_tls_key", "keda_client_ca", "state_dir", "webhook_client_ca"} {
+		if _, ok := config[field]; ok {
+			t.Errorf("serve.yaml has %s: %v", field, config)
+		}
+	}
+	deployment := get("Deployment/scale-units/scale-units")
+	pod := deployment["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	if pod["hostNetwork"] != true || pod["dnsPolicy"] != "ClusterFirstWithHostNet" {
+		t.Errorf("host network: %v %v", pod["hostNetwork"], pod["dnsPolicy"])
+	}
+	if replicas := deployment["spec"].(map[string]any)["replicas"]; fmt.Sprint(replicas) != "2" {
+		t.Errorf("replicas %v", replicas)
+	}
+	container := pod["containers"].([]any)[0].(map[string]any)
+	if ports := asJSON(container["ports"]); !strings.Contains(ports, `"containerPort": 10250`) || strings.Contains(ports, "grpc") {
+		t.Errorf("container ports: %s", ports)
+	}
+	if budget := get("PodDisruptionBudget/scale-units/scale-units")["spec"].(map[string]any); fmt.Sprint(budget["minAvailable"]) != "1" {
+		t.Errorf("budget: %v", budget)
+	}
+	ingress := asJSON(get("NetworkPolicy/scale-units/scale-units-webhook")["spec"].(map[string]any)["ingress"])
+	if !strings.Contains(ingress, `"cidr": "10.0.0.0/28"`) || !strings.Contains(ingress, `"scale-units.io/client": "true"`) {
+		t.Errorf("the webhook port's policy: %s", ingress)
+	}
+	hook := get("ValidatingWebhookConfiguration//scale-units")["webhooks"].([]any)[0].(map[string]any)
+	if hook["failurePolicy"] != "Ignore" {
+		t.Errorf("failurePolicy %v", hook["failurePolicy"])
+	}
+	for _, key := range []string{"NetworkPolicy/scale-units/scale-units-grpc", "Certificate/scale-units/scale-units-grpc",
+		"Certificate/keda/scale-units-keda-client", "ClusterTriggerAuthentication//scale-units-keda"} {
+		if _, ok := objects[key]; ok {
+			t.Errorf("%s rendered with keda.enabled=false", key)
+		}
+	}
+	if ports := asJSON(get("Service/scale-units/scale-units")["spec"].(map[string]any)["ports"]); strings.Contains(ports, "grpc") {
+		t.Errorf("Service ports: %s", ports)
+	}
 }
 
 // The chart rendered with default values (release scale-units in namespace scale-units) is the
