@@ -104,6 +104,9 @@ enum Command {
     Init(Box<surface::InitArgs>),
     /// What a surface requires of a contract: signals, axes, continuity, partitions, quotas.
     Profile(surface::ProfileArgs),
+    /// Print the ScaleUnit CustomResourceDefinition (scale-units.dev/v1alpha1) as YAML, its
+    /// schema generated from the contract's and the sources' types (deploy/kubernetes/scaleunit-crd.yaml).
+    Crd,
     /// The decision service over HTTP, with the unit registry, the admission webhook and the KEDA
     /// external scaler.
     Serve(Box<serve::ServeArgs>),
@@ -302,6 +305,7 @@ fn main() -> ExitCode {
         }
         Command::Init(args) => surface::init(*args),
         Command::Profile(args) => surface::profile(args),
+        Command::Crd => surface::crd(),
         Command::Serve(args) => serve::run(*args),
         Command::Collect(args) => collect::run(*args),
         Command::Completions { shell } => {

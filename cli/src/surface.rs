@@ -2,6 +2,10 @@
 //! prints it, and `scale-units init --surface SURFACE` writes a contract built from it that
 //! validates — every field the surface requires, with a comment on each in YAML.
 //!
+//! `init --format scale-unit` writes the same contract inside a `ScaleUnit` resource
+//! (`scale-units.dev/v1alpha1`) for `kubectl apply`; `scale-units crd` prints that resource's
+//! CustomResourceDefinition.
+//!
 //! The rules (which signals, axes, engine axes, continuity modes, partitions and leases, provider
 //! quotas) come only from the profile the component reports; this module adds example numbers
 //! and words, never a rule. Before writing, the skeleton is validated by the same component.
@@ -34,6 +38,9 @@ pub(crate) enum ContractFormat {
     Yaml,
     /// JSON (no comments: JSON has none).
     Json,
+    /// A ScaleUnit resource (scale-units.dev/v1alpha1) holding the contract, YAML with a comment
+    /// on every field, for `kubectl apply` (see --name, --namespace, --target, --mode).
+    ScaleUnit,
 }
 
 /// `scale-units init --surface SURFACE`.
@@ -42,8 +49,8 @@ pub(crate) struct InitArgs {
     /// The surface (SPEC §4.3) the contract is for, such as `dispatch_worker`.
     #[arg(long, value_name = "SURFACE", value_parser = surface_parser())]
     surface: String,
-    /// yaml (with a comment on every field) or json (default: json for an --out ending in
-    /// .json, else yaml).
+    /// yaml (with a comment on every field), json, or scale-unit (a ScaleUnit resource holding
+    /// the contract, for kubectl apply) (default: json for an --out ending in .json, else yaml).
     #[arg(long, value_enum)]
     format: Option<ContractFormat>,
     /// Write the contract to FILE (refused when it exists, unless --force) instead of stdout.
@@ -60,6 +67,26 @@ pub(crate) struct InitArgs {
     /// file, of schema/scale-unit-contract.schema.json).
     #[arg(long, value_name = "LOCATION")]
     schema: Option<String>,
+    /// scale-unit only: the ScaleUnit's name (default: the target's name, else the surface's
+    /// name with - for _).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// scale-unit only: its namespace, the target's too (default: none written, so kubectl's
+    /// current namespace).
+    #[arg(long, value_name = "NAMESPACE")]
+    namespace: Option<String>,
+    /// scale-unit only: the workload whose replicas it gates, KIND/NAME (default:
+    /// Deployment/<name>).
+    #[arg(long, value_name = "KIND/NAME")]
+    target: Option<String>,
+    /// scale-unit only: the target's apiVersion (default: apps/v1 for a Deployment, StatefulSet or
+    /// ReplicaSet; needed for any other kind).
+    #[arg(long, value_name = "API_VERSION")]
+    target_api_version: Option<String>,
+    /// scale-unit only: Enforce (the default) denies a change the decision does not allow, Warn
+    /// allows it with an admission warning, Monitor allows it; both record it.
+    #[arg(long, value_name = "MODE", value_parser = ["Monitor", "Warn", "Enforce"], ignore_case = true)]
+    mode: Option<String>,
     #[command(flatten)]
     component: ComponentArgs,
 }
@@ -332,6 +359,18 @@ fn yaml_scalar(node: &Node) -> String {
         {
             value.clone()
         }
+        // A kind or a mode (ScaleUnit, Deployment, Enforce): CamelCase letters, never a YAML 1.1
+        // boolean or null.
+        Node::Text(value)
+            if value.starts_with(|c: char| c.is_ascii_uppercase())
+                && value.chars().all(|c| c.is_ascii_alphanumeric())
+                && !matches!(
+                    value.to_ascii_lowercase().as_str(),
+                    "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
+                ) =>
+        {
+            value.clone()
+        }
         Node::Text(value) => serde_json::Value::from(value.as_str()).to_string(),
         Node::Int(value) => value.to_string(),
         Node::Bool(value) => value.to_string(),
@@ -413,6 +452,13 @@ pub(crate) fn init(args: InitArgs) -> Result<u8, Failure> {
             _ => ContractFormat::Yaml,
         }
     });
+    let resource = resource_of(&args, format, surface)?;
+    if args.schema.is_some() && format == ContractFormat::ScaleUnit {
+        return Err(Failure::Usage(
+            "--schema is for a contract file: a ScaleUnit is checked by the API server against its CRD (`scale-units crd`)"
+                .to_owned(),
+        ));
+    }
     if args.schema.is_some() && format == ContractFormat::Json {
         return Err(Failure::Usage(
             "--schema is for YAML: a JSON contract cannot name its schema (the evaluator refuses an unknown \
@@ -431,7 +477,10 @@ pub(crate) fn init(args: InitArgs) -> Result<u8, Failure> {
     }
     let policy = load_policy(&options, None)?;
     let profile = policy.surface_profile(surface)?;
-    let unit_ref = args.unit_ref.unwrap_or_else(|| format!("unit:my-team/{}", surface.as_str().replace('_', "-")));
+    let unit_ref = args.unit_ref.clone().unwrap_or_else(|| match &resource {
+        Some(Resource { namespace: Some(namespace), name, .. }) => format!("unit:{namespace}/{name}"),
+        _ => format!("unit:my-team/{}", surface.as_str().replace('_', "-")),
+    });
     let node = skeleton(&profile, &unit_ref);
     let json = to_json(&node);
     // The component judges the skeleton before anyone sees it: `init` never writes a contract
@@ -443,21 +492,193 @@ pub(crate) fn init(args: InitArgs) -> Result<u8, Failure> {
     let text = match format {
         ContractFormat::Json => format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default()),
         ContractFormat::Yaml => to_yaml(&node, surface.as_str(), args.schema.as_deref()),
+        ContractFormat::ScaleUnit => match &resource {
+            Some(resource) => scale_unit_yaml(resource, node, surface.as_str()),
+            None => String::new(),
+        },
     };
     match &args.out {
         Some(path) => {
             std::fs::write(path, text)
                 .map_err(|error| Failure::Host(format!("cannot write {}: {error}", path.display())))?;
-            eprintln!(
-                "scale-units: wrote a {surface} contract to {path}; replace its example numbers, then run \
-                 `scale-units validate {path}`",
-                path = path.display()
-            );
+            if format == ContractFormat::ScaleUnit {
+                eprintln!(
+                    "scale-units: wrote a ScaleUnit for a {surface} contract to {path}; replace its example numbers, \
+                     then run `kubectl apply -f {path}` (the CRD first: `scale-units crd | kubectl apply -f -`)",
+                    path = path.display()
+                );
+            } else {
+                eprintln!(
+                    "scale-units: wrote a {surface} contract to {path}; replace its example numbers, then run \
+                     `scale-units validate {path}`",
+                    path = path.display()
+                );
+            }
         }
         None => {
             use std::io::Write as _;
             let _ = std::io::stdout().lock().write_all(text.as_bytes());
         }
     }
+    Ok(0)
+}
+
+// ---- `init --format scale-unit` and `crd`: the contract as a Kubernetes resource. ----
+
+/// What `init --format scale-unit` writes around the contract.
+struct Resource {
+    name: String,
+    namespace: Option<String>,
+    kind: String,
+    target: String,
+    api_version: String,
+    mode: &'static str,
+}
+
+/// A DNS-1123 label (a namespace): lowercase letters, digits and `-`, at most 63, alphanumeric at
+/// both ends.
+fn is_label(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    (1..=63).contains(&bytes.len())
+        && bytes.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
+}
+
+/// A DNS-1123 subdomain (an object's name): labels joined by `.`, at most 253 characters.
+fn is_subdomain(text: &str) -> bool {
+    text.len() <= 253 && text.split('.').all(is_label)
+}
+
+/// The resource `init` wraps the contract in: `None` for a contract file, where the resource's
+/// flags are a usage error.
+fn resource_of(args: &InitArgs, format: ContractFormat, surface: SurfaceKind) -> Result<Option<Resource>, Failure> {
+    if format != ContractFormat::ScaleUnit {
+        let given = [
+            ("--name", args.name.is_some()),
+            ("--namespace", args.namespace.is_some()),
+            ("--target", args.target.is_some()),
+            ("--target-api-version", args.target_api_version.is_some()),
+            ("--mode", args.mode.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(Failure::Usage(format!("{flag} is for a ScaleUnit: add --format scale-unit")));
+        }
+        return Ok(None);
+    }
+    let (kind, target) = match &args.target {
+        Some(target) => {
+            let (kind, name) = target.split_once('/').ok_or_else(|| {
+                Failure::Usage(format!("--target {target}: write KIND/NAME, such as Deployment/dispatch-worker"))
+            })?;
+            (kind.to_owned(), Some(name.to_owned()))
+        }
+        None => ("Deployment".to_owned(), None),
+    };
+    let kind_ok = kind.len() <= 63
+        && kind.starts_with(|c: char| c.is_ascii_uppercase())
+        && kind.chars().all(|c| c.is_ascii_alphanumeric());
+    if !kind_ok {
+        return Err(Failure::Usage(format!(
+            "--target: `{kind}` is not a kind (CamelCase letters and digits, such as Deployment)"
+        )));
+    }
+    let name = args.name.clone().or_else(|| target.clone()).unwrap_or_else(|| surface.as_str().replace('_', "-"));
+    let target = target.unwrap_or_else(|| name.clone());
+    for (flag, value) in [("--name", &name), ("--target", &target)] {
+        if !is_subdomain(value) {
+            return Err(Failure::Usage(format!(
+                "{flag}: `{value}` is not a Kubernetes object name (lowercase letters, digits, - and ., at most 253)"
+            )));
+        }
+    }
+    if let Some(namespace) = &args.namespace
+        && !is_label(namespace)
+    {
+        return Err(Failure::Usage(format!(
+            "--namespace: `{namespace}` is not a namespace (lowercase letters, digits and -, at most 63)"
+        )));
+    }
+    let api_version = match (&args.target_api_version, kind.as_str()) {
+        (Some(version), _) => {
+            let parts: Vec<&str> = version.split('/').collect();
+            let valid = parts.len() <= 2
+                && parts.iter().all(|part| {
+                    !part.is_empty()
+                        && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-')
+                });
+            if !valid {
+                return Err(Failure::Usage(format!(
+                    "--target-api-version: `{version}` is not an apiVersion (GROUP/VERSION, such as apps/v1)"
+                )));
+            }
+            version.clone()
+        }
+        (None, "Deployment" | "StatefulSet" | "ReplicaSet") => "apps/v1".to_owned(),
+        (None, other) => {
+            return Err(Failure::Usage(format!(
+                "--target {other}/…: add --target-api-version (the apiVersion of a {other}, such as argoproj.io/v1alpha1)"
+            )));
+        }
+    };
+    let mode = match args.mode.as_deref() {
+        Some(mode) if mode.eq_ignore_ascii_case("monitor") => "Monitor",
+        Some(mode) if mode.eq_ignore_ascii_case("warn") => "Warn",
+        _ => "Enforce",
+    };
+    Ok(Some(Resource { name, namespace: args.namespace.clone(), kind, target, api_version, mode }))
+}
+
+/// The ScaleUnit holding `contract`, as YAML with a comment on every field.
+fn scale_unit_yaml(resource: &Resource, contract: Node, surface: &str) -> String {
+    let mut metadata = vec![field("name", text(&resource.name), "")];
+    if let Some(namespace) = &resource.namespace {
+        metadata.push(field("namespace", text(namespace), "the target's namespace too"));
+    }
+    let mode_comment = match resource.mode {
+        "Monitor" => "Monitor allows what the decision does not, and records it (Event, audit, metric)",
+        "Warn" => "Warn allows what the decision does not, with an admission warning, and records it",
+        _ => "Enforce denies what the decision does not allow; Warn or Monitor only record it",
+    };
+    let spec = vec![
+        field(
+            "scaleTargetRef",
+            Node::Map(vec![
+                field("apiVersion", text(&resource.api_version), "the target's API group and version"),
+                field("kind", text(&resource.kind), "any kind with a scale subresource"),
+                field("name", text(&resource.target), "in the ScaleUnit's namespace"),
+            ]),
+            "the workload whose replica count the unit gates",
+        ),
+        field("mode", text(resource.mode), mode_comment),
+        field("contract", contract, "the scale-unit contract (docs/SPEC.md §4)"),
+    ];
+    let document = Node::Map(vec![
+        field("apiVersion", text("scale-units.dev/v1alpha1"), ""),
+        field("kind", text("ScaleUnit"), ""),
+        field("metadata", Node::Map(metadata), ""),
+        field("spec", Node::Map(spec), ""),
+    ]);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# A ScaleUnit for the surface {surface} (scale-units.dev/v1alpha1), written by `scale-units init`."
+    );
+    let _ = writeln!(out, "# Its contract validates as written; replace the example numbers with your unit's, then:");
+    let _ = writeln!(out, "#   kubectl apply -f FILE        (the CRD first: scale-units crd | kubectl apply -f -)");
+    let _ = writeln!(out, "# The API server checks it against the CRD's schema; the service judges the contract and");
+    let _ = writeln!(out, "# reports a refusal in the Ready condition (kubectl describe scaleunit NAME).");
+    if let Node::Map(fields) = &document {
+        yaml_map(&mut out, fields, 0, None);
+    }
+    out
+}
+
+/// `scale-units crd`: the ScaleUnit CustomResourceDefinition as YAML on stdout.
+pub(crate) fn crd() -> Result<u8, Failure> {
+    let text =
+        scale_units_server::kubernetes::crd::scale_unit_crd_yaml().map_err(|error| Failure::Host(error.to_string()))?;
+    use std::io::Write as _;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(0)
 }

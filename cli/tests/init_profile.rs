@@ -196,3 +196,125 @@ fn an_unknown_surface_is_bad_usage_with_a_suggestion() {
     assert!(text.contains("engine authority axes       engine_write_bytes_per_s fsync_iops"), "{text}");
     assert!(text.contains("partitions and fenced lease required"), "{text}");
 }
+
+/// `init --format scale-unit` with `args` for `surface`: the YAML, parsed.
+fn scale_unit(surface: &str, args: &[&str]) -> (String, Value) {
+    let mut all = vec!["init", "--surface", surface, "--format", "scale-unit"];
+    all.extend_from_slice(args);
+    let output = run(&all);
+    assert_eq!(output.status.code(), Some(0), "{all:?}: {}", stderr(&output));
+    let yaml = stdout(&output);
+    let value: Value = serde_saphyr::from_str(&yaml).unwrap_or_else(|e| panic!("{surface}: {e}\n{yaml}"));
+    (yaml, value)
+}
+
+#[test]
+fn init_writes_a_scale_unit_whose_contract_validates_for_every_surface() {
+    let dir = temp_dir("init-scale-unit");
+    for surface in SurfaceKind::ALL {
+        let name = surface.as_str();
+        let (yaml, value) =
+            scale_unit(name, &["--namespace", "team-a", "--name", "gate", "--target", "StatefulSet/worker-0"]);
+        assert_eq!(value["apiVersion"], "scale-units.dev/v1alpha1", "{name}");
+        assert_eq!(value["kind"], "ScaleUnit");
+        assert_eq!(value["metadata"], serde_json::json!({"name": "gate", "namespace": "team-a"}));
+        assert_eq!(
+            value["spec"]["scaleTargetRef"],
+            serde_json::json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "worker-0"})
+        );
+        assert_eq!(value["spec"]["mode"], "Enforce", "the default mode, written out");
+        // The service's own type reads it.
+        let resource: scale_units_server::kubernetes::resource::ScaleUnit =
+            serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(resource.spec.scale_target_ref.display(), "StatefulSet/worker-0");
+        // Its contract is the contract `init` writes alone, with the unit named after the
+        // resource, and the component validates it.
+        let contract = &value["spec"]["contract"];
+        assert_eq!(contract["unit_ref"], "unit:team-a/gate");
+        let file = dir.join(format!("{name}.json"));
+        std::fs::write(&file, contract.to_string()).unwrap();
+        let output = run(&["validate", "--format", "json", file.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(0), "validate {name}: {}", stdout(&output));
+        let plain = run(&["init", "--surface", name, "--format", "json", "--unit-ref", "unit:team-a/gate"]);
+        let plain: Value = serde_json::from_str(&stdout(&plain)).unwrap();
+        assert_eq!(contract, &plain, "{name}");
+        // A comment on every field of the contract, as in the YAML contract.
+        let commented = yaml.lines().filter(|line| line.starts_with("    ") && line.contains(": ")).count();
+        assert!(commented >= 20, "{name}: {commented}");
+        assert!(
+            yaml.lines()
+                .filter(|l| l.starts_with("    ") && l.contains(": "))
+                .all(|l| l.contains("  # ") || l.trim_start().trim_start_matches("- ").starts_with("axis:")),
+            "{yaml}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn init_scale_unit_defaults_and_modes() {
+    // No flags: a Deployment named after the surface, no namespace (kubectl's current one).
+    let (_, value) = scale_unit("media_pool", &[]);
+    assert_eq!(value["metadata"], serde_json::json!({"name": "media-pool"}));
+    assert_eq!(value["spec"]["scaleTargetRef"]["kind"], "Deployment");
+    assert_eq!(value["spec"]["scaleTargetRef"]["name"], "media-pool");
+    assert_eq!(value["spec"]["contract"]["unit_ref"], "unit:my-team/media-pool");
+    // The target's name names the resource when --name is not given.
+    let (_, value) = scale_unit("media_pool", &["--target", "Deployment/transcode"]);
+    assert_eq!(value["metadata"]["name"], "transcode");
+    for (flag, mode) in [("monitor", "Monitor"), ("Warn", "Warn"), ("ENFORCE", "Enforce")] {
+        let (yaml, value) = scale_unit("media_pool", &["--mode", flag]);
+        assert_eq!(value["spec"]["mode"], mode);
+        assert!(yaml.contains(&format!("  mode: {mode}  ")), "{yaml}");
+    }
+    // Another kind, with its apiVersion.
+    let (_, value) =
+        scale_unit("media_pool", &["--target", "Rollout/transcode", "--target-api-version", "argoproj.io/v1alpha1"]);
+    assert_eq!(value["spec"]["scaleTargetRef"]["apiVersion"], "argoproj.io/v1alpha1");
+    // Written to a file, with the next step on stderr.
+    let dir = temp_dir("init-scale-unit-out");
+    let file = dir.join("unit.yaml");
+    let path = file.to_str().unwrap();
+    let output = run(&["init", "--surface", "media_pool", "--format", "scale-unit", "--out", path]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains(&format!("kubectl apply -f {path}")), "{}", stderr(&output));
+    assert!(std::fs::read_to_string(&file).unwrap().contains("kind: ScaleUnit"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn init_scale_unit_refuses_bad_names_and_misplaced_flags_as_usage() {
+    let cases: [(&[&str], &str); 9] = [
+        (&["--format", "scale-unit", "--target", "worker"], "KIND/NAME"),
+        (&["--format", "scale-unit", "--target", "deployment/worker"], "not a kind"),
+        (&["--format", "scale-unit", "--target", "Rollout/worker"], "--target-api-version"),
+        (&["--format", "scale-unit", "--name", "Worker_1"], "not a Kubernetes object name"),
+        (&["--format", "scale-unit", "--namespace", "team.a"], "not a namespace"),
+        (&["--format", "scale-unit", "--target-api-version", "apps v1"], "not an apiVersion"),
+        (&["--format", "scale-unit", "--schema", "x.json"], "CRD"),
+        (&["--format", "yaml", "--namespace", "team-a"], "--format scale-unit"),
+        (&["--mode", "Warn"], "--format scale-unit"),
+    ];
+    for (args, words) in cases {
+        let mut all = vec!["init", "--surface", "api_gateway"];
+        all.extend_from_slice(args);
+        let output = run(&all);
+        assert_eq!(output.status.code(), Some(64), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains(words), "{args:?}: {}", stderr(&output));
+        assert!(stdout(&output).is_empty(), "{args:?}");
+    }
+    let output = run(&["init", "--surface", "api_gateway", "--format", "scale-unit", "--mode", "Audit"]);
+    assert_eq!(output.status.code(), Some(64), "an unknown mode: {}", stderr(&output));
+}
+
+#[test]
+fn crd_prints_the_committed_custom_resource_definition() {
+    let output = run(&["crd"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let committed = std::fs::read_to_string(root.join("deploy/kubernetes/scaleunit-crd.yaml")).unwrap();
+    assert_eq!(stdout(&output), committed);
+    let crd: Value = serde_saphyr::from_str(&committed).unwrap();
+    assert_eq!(crd["kind"], "CustomResourceDefinition");
+    assert_eq!(crd["metadata"]["name"], "scaleunits.scale-units.dev");
+}
