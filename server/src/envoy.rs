@@ -23,6 +23,9 @@
 //! that does not answer in its timeout then refuses the request.
 
 pub mod check;
+pub mod decoder;
+#[cfg(test)]
+mod differential;
 pub mod routes;
 
 use std::future::Future;
@@ -42,6 +45,7 @@ use tokio::net::TcpListener;
 use tonic::{Request, Response, Status};
 
 pub use check::{Answer, DECISION_HEADER, REASONS_HEADER, UNIT_HEADER};
+pub use decoder::{BodyError, Decoder};
 pub use routes::{Routes, RoutesError};
 
 use crate::audit::AuditLog;

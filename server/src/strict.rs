@@ -19,9 +19,10 @@ pub(crate) fn check(text: &[u8]) -> Result<(), serde_json::Error> {
     deserializer.end()
 }
 
-/// Visits one value, refusing an object's repeated key.
+/// Visits one value, refusing an object's repeated key (also the Envoy gate's reader, for what is
+/// off the count's path).
 #[derive(Clone, Copy)]
-struct Unique;
+pub(crate) struct Unique;
 
 impl<'de> DeserializeSeed<'de> for Unique {
     type Value = ();

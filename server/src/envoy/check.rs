@@ -5,6 +5,7 @@ use envoy_types::pb::envoy::service::auth::v3::attribute_context::HttpRequest;
 use scale_units_core::gate::{self, Bounds, ChangeKind, Evaluated, GateVerdict};
 use serde_json::{Value, json};
 
+use super::decoder::BodyError;
 use super::routes::{Routes, ScaleCall};
 use crate::audit::{AuditLog, AuditRecord, Caller, DecisionFacts, ErrorFacts};
 use crate::listen::Peer;
@@ -43,17 +44,18 @@ pub struct Checked {
 }
 
 /// A scale call denied before any decision is read.
-struct Refusal {
-    code: &'static str,
-    message: String,
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
 }
 
 fn refusal(code: &'static str, message: impl Into<String>) -> Refusal {
     Refusal { code, message: message.into() }
 }
 
-/// The replica count the body asks for, at the route's JSON pointer.
-fn requested_count(http: &HttpRequest, call: &ScaleCall) -> Result<u64, Refusal> {
+/// The body Envoy sent, when the check may read it.
+fn body(http: &HttpRequest) -> Result<&[u8], Refusal> {
     let partial = http.headers.get(PARTIAL_BODY_HEADER).is_some_and(|value| value.eq_ignore_ascii_case("true"));
     let body = if http.raw_body.is_empty() { http.body.as_bytes() } else { http.raw_body.as_slice() };
     if partial || body.len() > MAX_BODY_BYTES {
@@ -62,21 +64,21 @@ fn requested_count(http: &HttpRequest, call: &ScaleCall) -> Result<u64, Refusal>
             "the body is larger than the check reads (the filter's max_request_bytes, at most 1 MiB): its replica count cannot be read",
         ));
     }
+    Ok(body)
+}
+
+/// The unit and the replica count the body asks for, read as the route's actuator reads them
+/// ([`super::decoder`]).
+pub(crate) fn requested(http: &HttpRequest, call: &ScaleCall) -> Result<(String, u64), Refusal> {
+    let body = body(http)?;
+    let from = |error: BodyError| Refusal { code: error.code, message: error.message };
+    call.decoder.check_media_type(http.headers.get("content-type").map(String::as_str)).map_err(from)?;
     if body.is_empty() {
         return Err(refusal("count_missing", format!("the body is empty: no replica count at {}", call.replicas)));
     }
-    let value: Value = crate::strict::check(body)
-        .and_then(|()| serde_json::from_slice(body))
-        .map_err(|error| refusal("body_not_json", format!("the body is not JSON: {error}")))?;
-    let Some(count) = value.pointer(&call.replicas) else {
-        return Err(refusal("count_missing", format!("the body has no replica count at {}", call.replicas)));
-    };
-    count.as_u64().ok_or_else(|| {
-        refusal(
-            "count_not_integer",
-            format!("the replica count at {} is {count}, not a non-negative integer", call.replicas),
-        )
-    })
+    let unit = call.resolve(body).map_err(from)?;
+    let count = call.decoder.count(body, &call.replicas).map_err(from)?;
+    Ok((unit, count))
 }
 
 /// Judges one request Envoy holds.
@@ -108,23 +110,28 @@ pub async fn check(
         record.detail = detail;
         Checked { answer: Answer::Deny(body), record: Some(record) }
     };
-    let refused = |mut record: AuditRecord, detail: Value, refusal: Refusal, to: Option<u64>| {
-        let message = format!("scale-units: {} {} denied: {}", call.unit, http.method, refusal.message);
+    let refused = |mut record: AuditRecord, detail: Value, unit: &str, refusal: Refusal, to: Option<u64>| {
+        let message = format!("scale-units: {unit} {} denied: {}", http.method, refusal.message);
         record.error = Some(ErrorFacts { code: refusal.code.to_owned(), message: refusal.message.clone() });
         let body = json!({
-            "allowed": false, "unit": call.unit, "reason": refusal.code, "message": message,
+            "allowed": false, "unit": unit, "reason": refusal.code, "message": message,
             "to_replicas": to, "decision_id": null, "reasons": [],
         });
         deny(record, detail, body)
     };
-    let key = match call.unit.split_once('/').map(|(namespace, name)| UnitKey::new(namespace, name)) {
-        Some(Ok(key)) => key,
-        Some(Err(error)) => return refused(record, detail, refusal("invalid_unit", error.to_string()), None),
-        None => return refused(record, detail, refusal("invalid_unit", "the route names no namespace/name"), None),
+    let (unit, to) = match requested(http, &call) {
+        Ok(requested) => requested,
+        Err(why) => return refused(record, detail, &call.unit, why, None),
     };
-    let to = match requested_count(http, &call) {
-        Ok(to) => to,
-        Err(why) => return refused(record, detail, why, None),
+    record.unit = Some(unit.clone());
+    let key = match unit.split_once('/').map(|(namespace, name)| UnitKey::new(namespace, name)) {
+        Some(Ok(key)) => key,
+        Some(Err(error)) => {
+            return refused(record, detail, &unit, refusal("invalid_unit", error.to_string()), Some(to));
+        }
+        None => {
+            return refused(record, detail, &unit, refusal("invalid_unit", "the route names no namespace/name"), None);
+        }
     };
     // A unit with a contract has bounds, read here once for both paths below.
     let bounds = units.bounds(&key).map(|(min_replicas, max_replicas)| Bounds { min_replicas, max_replicas });
@@ -139,16 +146,16 @@ pub async fn check(
                     record.error = Some(ErrorFacts { code: error.code().to_owned(), message: error.to_string() });
                     Err(Evaluated::BelowFloor { current_replicas: current, bounds })
                 }
-                _ => return no_decision(record, detail, &key, &call.unit, to, &error),
+                _ => return no_decision(record, detail, &key, &unit, to, &error),
             },
-            _ => return no_decision(record, detail, &key, &call.unit, to, &error),
+            _ => return no_decision(record, detail, &key, &unit, to, &error),
         },
     };
     let (evaluated, id, reasons, action, desired) = match decided {
         Ok(decided) => {
             let UnitVerdict::Decided { decision, .. } = decided.verdict else {
                 let why = refusal("unknown_unit", format!("{key} has no scale-unit contract"));
-                return refused(record, detail, why, Some(to));
+                return refused(record, detail, &unit, why, Some(to));
             };
             record = record.decision(Some(DecisionFacts::of(&decision)));
             record.component_digest = decided.provenance.map(|provenance| provenance.component_digest.clone());
@@ -170,7 +177,7 @@ pub async fn check(
     let message = format!("scale-units: {key} {}", verdict.message);
     let denial = |message: String| {
         json!({
-            "allowed": false, "unit": call.unit, "reason": verdict.reason.as_str(), "message": message,
+            "allowed": false, "unit": unit, "reason": verdict.reason.as_str(), "message": message,
             "from_replicas": from, "to_replicas": to, "action": action, "desired_replicas": desired,
             "decision_id": id, "reasons": reasons,
         })

@@ -1,28 +1,34 @@
-//! Routes: which HTTP requests are scale calls, the unit each one scales and where its replica
-//! count is in the body. A routes file (YAML or JSON) lists routes in order; the first whose
-//! method and path match a request decides it, and a request no route matches is not a scale
-//! call.
+//! Routes: which HTTP requests are scale calls, the unit each one scales, where its replica count
+//! is in the body and how the actuator decodes that body ([`Decoder`]). A routes file (YAML or
+//! JSON) lists routes in order; the first whose method and path match a request decides it, and a
+//! request no route matches is not a scale call.
 //!
 //! ```yaml
 //! routes:
 //!   - preset: docker            # POST /v{version}/services/{id}/update, /Mode/Replicated/Replicas
-//!     unit: "swarm/{id}"        # optional: the preset's unit template
+//!     unit: "swarm/{name}"      # optional: the preset's unit template ({name}: the body's Name)
 //!   - preset: nomad             # POST /v1/job/{job}/scale, /Count
 //!   - preset: kubernetes        # PUT|PATCH /apis/apps/v1/namespaces/{ns}/deployments/{name}/scale
 //!   - methods: [POST]
 //!     path: /apps/{app}/scale
 //!     unit: "apps/{app}"
 //!     replicas: /count
+//!     decoder: strict           # optional: go, kubernetes or strict (the default)
 //! ```
 //!
 //! A path pattern is split at `/`; each segment is a literal, or a literal prefix, one
 //! `{variable}` matching a non-empty segment, and a literal suffix. The query string is never
-//! matched. `unit` is `namespace/name` with the path's variables substituted; `replicas` is a
-//! JSON pointer (RFC 6901) into the request body.
+//! matched. A request's path is matched as the actuators' routers read it: percent-escapes
+//! decoded (`%2F` too), empty and `.` segments dropped, `..` resolved. `unit` is `namespace/name`
+//! with the path's variables (and a preset's body variables) substituted; `replicas` is a JSON
+//! pointer (RFC 6901) into the request body.
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+
+use super::decoder::BodyError;
+pub use super::decoder::Decoder;
 
 /// A routes file or route that cannot be used, with the path of the fault in the document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,39 +59,82 @@ pub const MAX_ROUTES_BYTES: usize = 1 << 20;
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
     /// Docker Engine's service update: `POST /v{version}/services/{id}/update` (and without the
-    /// version prefix), `Mode.Replicated.Replicas`; unit `default/{id}`.
+    /// version prefix), `Mode.Replicated.Replicas`, decoder `go`; unit `default/{name}`, `{name}`
+    /// the service's name in the body (`Name`: Swarm refuses an update that renames a service, so
+    /// it is the name of the service updated, whether the path gives its name or its ID, as the
+    /// Docker CLI does).
     Docker,
-    /// Nomad's job scaling: `POST /v1/job/{job}/scale`, `Count`; unit `default/{job}`.
+    /// Nomad's job scaling: `POST /v1/job/{job}/scale`, `Count`, decoder `go`; unit `default/{job}`.
     Nomad,
     /// The Kubernetes API's scale subresource of a Deployment or StatefulSet: `PUT`/`PATCH
     /// /apis/apps/v1/namespaces/{ns}/{deployments|statefulsets}/{name}/scale`,
-    /// `spec.replicas`; unit `{ns}/{name}`.
+    /// `spec.replicas`, decoder `kubernetes`; unit `{ns}/{name}`.
     Kubernetes,
 }
 
+/// One route of a preset.
+struct PresetRoute {
+    methods: &'static [&'static str],
+    path: &'static str,
+    unit: &'static str,
+    replicas: &'static str,
+    /// Variables the unit template may use, read from the body: (name, JSON pointer).
+    body: &'static [(&'static str, &'static str)],
+}
+
+const DOCKER_BODY: &[(&str, &str)] = &[("name", "/Name")];
+
 impl Preset {
-    /// The preset's routes: (methods, path pattern, unit template, JSON pointer).
-    fn routes(self) -> &'static [(&'static [&'static str], &'static str, &'static str, &'static str)] {
+    /// The preset's routes.
+    fn routes(self) -> &'static [PresetRoute] {
         match self {
             Self::Docker => &[
-                (&["POST"], "/v{version}/services/{id}/update", "default/{id}", "/Mode/Replicated/Replicas"),
-                (&["POST"], "/services/{id}/update", "default/{id}", "/Mode/Replicated/Replicas"),
+                PresetRoute {
+                    methods: &["POST"],
+                    path: "/v{version}/services/{id}/update",
+                    unit: "default/{name}",
+                    replicas: "/Mode/Replicated/Replicas",
+                    body: DOCKER_BODY,
+                },
+                PresetRoute {
+                    methods: &["POST"],
+                    path: "/services/{id}/update",
+                    unit: "default/{name}",
+                    replicas: "/Mode/Replicated/Replicas",
+                    body: DOCKER_BODY,
+                },
             ],
-            Self::Nomad => &[(&["POST", "PUT"], "/v1/job/{job}/scale", "default/{job}", "/Count")],
+            Self::Nomad => &[PresetRoute {
+                methods: &["POST", "PUT"],
+                path: "/v1/job/{job}/scale",
+                unit: "default/{job}",
+                replicas: "/Count",
+                body: &[],
+            }],
             Self::Kubernetes => &[
-                (
-                    &["PUT", "PATCH"],
-                    "/apis/apps/v1/namespaces/{ns}/deployments/{name}/scale",
-                    "{ns}/{name}",
-                    "/spec/replicas",
-                ),
-                (
-                    &["PUT", "PATCH"],
-                    "/apis/apps/v1/namespaces/{ns}/statefulsets/{name}/scale",
-                    "{ns}/{name}",
-                    "/spec/replicas",
-                ),
+                PresetRoute {
+                    methods: &["PUT", "PATCH"],
+                    path: "/apis/apps/v1/namespaces/{ns}/deployments/{name}/scale",
+                    unit: "{ns}/{name}",
+                    replicas: "/spec/replicas",
+                    body: &[],
+                },
+                PresetRoute {
+                    methods: &["PUT", "PATCH"],
+                    path: "/apis/apps/v1/namespaces/{ns}/statefulsets/{name}/scale",
+                    unit: "{ns}/{name}",
+                    replicas: "/spec/replicas",
+                    body: &[],
+                },
             ],
+        }
+    }
+
+    /// How the preset's actuator decodes its bodies.
+    pub fn decoder(self) -> Decoder {
+        match self {
+            Self::Docker | Self::Nomad => Decoder::Go,
+            Self::Kubernetes => Decoder::Kubernetes,
         }
     }
 }
@@ -100,6 +149,7 @@ struct RouteEntry {
     path: Option<String>,
     unit: Option<String>,
     replicas: Option<String>,
+    decoder: Option<Decoder>,
 }
 
 /// A routes file.
@@ -125,6 +175,10 @@ pub struct Route {
     unit: String,
     /// The JSON pointer to the replica count in the body.
     pub replicas: String,
+    /// How the actuator decodes the body.
+    pub decoder: Decoder,
+    /// The body's variables the unit template uses: (name, JSON pointer).
+    body: Vec<(String, String)>,
 }
 
 /// What a matched route says about a request.
@@ -132,10 +186,109 @@ pub struct Route {
 pub struct ScaleCall {
     /// The route's path pattern (for messages and the audit line).
     pub pattern: String,
-    /// The unit, `namespace/name`, variables substituted.
+    /// The unit, `namespace/name`, the path's variables substituted: until [`Self::resolve`]
+    /// reads the body's, a body variable stays `{name}`.
     pub unit: String,
     /// The JSON pointer to the replica count.
     pub replicas: String,
+    /// How the actuator decodes the body.
+    pub decoder: Decoder,
+    /// The body's variables still to substitute in `unit`: (name, JSON pointer).
+    pub body: Vec<(String, String)>,
+}
+
+impl ScaleCall {
+    /// The unit with the body's variables read by the route's decoder (the unit as is without any).
+    ///
+    /// # Errors
+    /// [`BodyError`] `invalid_unit` (or `body_not_json`): a variable missing, not a string,
+    /// ambiguous, empty, or with a `/`, `{` or `}` in it.
+    pub fn resolve(&self, body: &[u8]) -> Result<String, BodyError> {
+        if self.body.is_empty() {
+            return Ok(self.unit.clone());
+        }
+        let mut values = BTreeMap::new();
+        for (name, pointer) in &self.body {
+            let value = self.decoder.text(body, pointer)?;
+            if value.is_empty() || value.contains(['/', '{', '}']) {
+                return Err(BodyError {
+                    code: "invalid_unit",
+                    message: format!(
+                        "the unit's {name} at {pointer} is {value:?}: a name, non-empty, without / or braces"
+                    ),
+                });
+            }
+            values.insert(name.as_str(), value);
+        }
+        Ok(render(&self.unit, |name| values.get(name).map(String::as_str)))
+    }
+}
+
+/// `template` with each `{variable}` that `value` knows replaced, in one pass (a value is never
+/// read again as a template); an unknown one stays as written.
+fn render<'a>(template: &str, value: impl Fn(&str) -> Option<&'a str>) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let (before, after) = rest.split_at(open);
+        out.push_str(before);
+        let Some(close) = after.find('}') else { break };
+        let name = after.get(1..close).unwrap_or_default();
+        match value(name) {
+            Some(text) => out.push_str(text),
+            None => out.push_str(after.get(..=close).unwrap_or_default()),
+        }
+        rest = after.get(close + 1..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A request's path as the actuators' routers read it: percent-escapes decoded (Go's `URL.Path`,
+/// `%2F` included), empty and `.` segments dropped, `..` resolved. Escapes that do not decode to
+/// UTF-8 leave the path as sent (the actuator refuses it).
+fn normalized(path: &str) -> String {
+    let decoded = percent_decoded(path).unwrap_or_else(|| path.to_owned());
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in decoded.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                segments.pop();
+            }
+            segment => segments.push(segment),
+        }
+    }
+    let mut out = String::with_capacity(decoded.len());
+    for segment in segments {
+        out.push('/');
+        out.push_str(segment);
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+fn percent_decoded(path: &str) -> Option<String> {
+    if !path.contains('%') {
+        return Some(path.to_owned());
+    }
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        if byte == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let text = std::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(text, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(byte);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Routes, in order.
@@ -149,11 +302,9 @@ impl Routes {
     pub fn presets() -> Self {
         let mut routes = Vec::new();
         for preset in [Preset::Docker, Preset::Nomad, Preset::Kubernetes] {
-            for (methods, path, unit, pointer) in preset.routes() {
+            for route in preset.routes() {
                 // INVARIANT: the presets' patterns and templates are valid (tested below).
-                if let Ok(route) =
-                    Route::new(methods.iter().map(|m| (*m).to_owned()).collect(), path, unit, pointer, "")
-                {
+                if let Ok(route) = Route::of_preset(preset, route, None, "") {
                     routes.push(route);
                 }
             }
@@ -195,13 +346,13 @@ impl Routes {
                             return Err(fault(format!("{at}.{}", field.0), "a preset has its own; give `unit` only"));
                         }
                     }
-                    if entry.replicas.is_some() {
-                        return Err(fault(format!("{at}.replicas"), "a preset has its own; give `unit` only"));
+                    for field in [("replicas", entry.replicas.is_some()), ("decoder", entry.decoder.is_some())] {
+                        if field.1 {
+                            return Err(fault(format!("{at}.{}", field.0), "a preset has its own; give `unit` only"));
+                        }
                     }
-                    for (methods, path, unit, pointer) in preset.routes() {
-                        let unit = entry.unit.as_deref().unwrap_or(unit);
-                        let methods = methods.iter().map(|m| (*m).to_owned()).collect();
-                        routes.push(Route::new(methods, path, unit, pointer, &at)?);
+                    for route in preset.routes() {
+                        routes.push(Route::of_preset(preset, route, entry.unit.as_deref(), &at)?);
                     }
                 }
                 None => {
@@ -212,7 +363,9 @@ impl Routes {
                     let path = need(entry.path, "path")?;
                     let unit = need(entry.unit, "unit")?;
                     let replicas = need(entry.replicas, "replicas")?;
-                    routes.push(Route::new(methods, &path, &unit, &replicas, &at)?);
+                    // Fail closed: an actuator whose decoder is not named is read by the strictest.
+                    let decoder = entry.decoder.unwrap_or(Decoder::Strict);
+                    routes.push(Route::new(methods, &path, &unit, &replicas, decoder, &[], &at)?);
                 }
             }
         }
@@ -222,10 +375,11 @@ impl Routes {
         Ok(Self { routes })
     }
 
-    /// The scale call `method` on `path` is, if any route matches (the query string ignored).
+    /// The scale call `method` on `path` is, if any route matches (the query string ignored, the
+    /// path read as the actuators read it).
     pub fn matching(&self, method: &str, path: &str) -> Option<ScaleCall> {
-        let path = path.split(['?', '#']).next().unwrap_or_default();
-        self.routes.iter().find_map(|route| route.matching(method, path))
+        let path = normalized(path.split(['?', '#']).next().unwrap_or_default());
+        self.routes.iter().find_map(|route| route.matching(method, &path))
     }
 
     /// How many routes there are.
@@ -240,7 +394,21 @@ impl Routes {
 }
 
 impl Route {
-    fn new(methods: Vec<String>, path: &str, unit: &str, pointer: &str, at: &str) -> Result<Self, RoutesError> {
+    fn of_preset(preset: Preset, route: &PresetRoute, unit: Option<&str>, at: &str) -> Result<Self, RoutesError> {
+        let methods = route.methods.iter().map(|m| (*m).to_owned()).collect();
+        let unit = unit.unwrap_or(route.unit);
+        Self::new(methods, route.path, unit, route.replicas, preset.decoder(), route.body, at)
+    }
+
+    fn new(
+        methods: Vec<String>,
+        path: &str,
+        unit: &str,
+        pointer: &str,
+        decoder: Decoder,
+        body: &[(&str, &str)],
+        at: &str,
+    ) -> Result<Self, RoutesError> {
         let here = |field: &str| if at.is_empty() { field.to_owned() } else { format!("{at}.{field}") };
         if methods.is_empty() {
             return Err(fault(here("methods"), "at least one method"));
@@ -267,16 +435,27 @@ impl Route {
             }
             segments.push(parsed);
         }
-        check_template(unit, &names).map_err(|message| fault(here("unit"), message))?;
+        let mut known = names.clone();
+        known.extend(body.iter().map(|(name, _)| (*name).to_owned()).filter(|name| !names.contains(name)));
+        let used = check_template(unit, &known).map_err(|message| fault(here("unit"), message))?;
         if !pointer.starts_with('/') {
             return Err(fault(here("replicas"), "a JSON pointer, starting with /"));
         }
+        decoder.check_pointer(pointer).map_err(|message| fault(here("replicas"), message))?;
+        // A body variable the template uses, unless the path has one of that name.
+        let body = body
+            .iter()
+            .filter(|(name, _)| used.iter().any(|used| used == name) && !names.iter().any(|path| path == name))
+            .map(|(name, pointer)| ((*name).to_owned(), (*pointer).to_owned()))
+            .collect();
         Ok(Self {
             methods: upper,
             pattern: path.to_owned(),
             segments,
             unit: unit.to_owned(),
             replicas: pointer.to_owned(),
+            decoder,
+            body,
         })
     }
 
@@ -306,11 +485,14 @@ impl Route {
                 }
             }
         }
-        let mut unit = self.unit.clone();
-        for (name, value) in values {
-            unit = unit.replace(&format!("{{{name}}}"), value);
-        }
-        Some(ScaleCall { pattern: self.pattern.clone(), unit, replicas: self.replicas.clone() })
+        let unit = render(&self.unit, |name| values.get(name).copied());
+        Some(ScaleCall {
+            pattern: self.pattern.clone(),
+            unit,
+            replicas: self.replicas.clone(),
+            decoder: self.decoder,
+            body: self.body.clone(),
+        })
     }
 }
 
@@ -333,59 +515,123 @@ fn parse_segment(segment: &str) -> Result<Segment, String> {
     }
 }
 
-fn check_template(unit: &str, names: &[String]) -> Result<(), String> {
+/// Checks a unit template against the variables it may use; the variables it uses.
+fn check_template(unit: &str, names: &[String]) -> Result<Vec<String>, String> {
+    let mut used = Vec::new();
     let mut rest = unit;
     while let Some(open) = rest.find('{') {
+        if rest.get(..open).is_some_and(|before| before.contains('}')) {
+            return Err("unbalanced braces".to_owned());
+        }
         let after = rest.get(open + 1..).unwrap_or_default();
         let Some(close) = after.find('}') else { return Err("unbalanced braces".to_owned()) };
         let name = after.get(..close).unwrap_or_default();
+        if name.contains('{') {
+            return Err("unbalanced braces".to_owned());
+        }
         if !names.iter().any(|n| n == name) {
             return Err(format!("{{{name}}} is not a variable of the path"));
         }
+        used.push(name.to_owned());
         rest = after.get(close + 1..).unwrap_or_default();
     }
     if rest.contains('}') {
         return Err("unbalanced braces".to_owned());
     }
     match unit.split_once('/') {
-        Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() && !name.contains('/') => Ok(()),
+        Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() && !name.contains('/') => Ok(used),
         _ => Err("namespace/name".to_owned()),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Routes, ScaleCall};
+    use super::{Decoder, Routes, ScaleCall, normalized};
 
-    fn call(unit: &str, pattern: &str, replicas: &str) -> Option<ScaleCall> {
-        Some(ScaleCall { pattern: pattern.to_owned(), unit: unit.to_owned(), replicas: replicas.to_owned() })
+    fn call(unit: &str, pattern: &str, replicas: &str, decoder: Decoder) -> Option<ScaleCall> {
+        Some(ScaleCall {
+            pattern: pattern.to_owned(),
+            unit: unit.to_owned(),
+            replicas: replicas.to_owned(),
+            decoder,
+            body: Vec::new(),
+        })
+    }
+
+    fn docker(pattern: &str) -> Option<ScaleCall> {
+        let mut call = call("default/{name}", pattern, "/Mode/Replicated/Replicas", Decoder::Go);
+        if let Some(call) = &mut call {
+            call.body = vec![("name".to_owned(), "/Name".to_owned())];
+        }
+        call
     }
 
     #[test]
-    fn the_docker_preset_matches_a_service_update_with_and_without_the_version() {
+    fn the_docker_preset_matches_a_service_update_and_names_the_unit_from_the_body() {
         let routes = Routes::presets();
         assert_eq!(
             routes.matching("POST", "/v1.45/services/web/update?version=12"),
-            call("default/web", "/v{version}/services/{id}/update", "/Mode/Replicated/Replicas")
+            docker("/v{version}/services/{id}/update")
         );
-        assert_eq!(
-            routes.matching("POST", "/services/web/update"),
-            call("default/web", "/services/{id}/update", "/Mode/Replicated/Replicas")
-        );
+        assert_eq!(routes.matching("POST", "/services/web/update"), docker("/services/{id}/update"));
         assert_eq!(routes.matching("GET", "/v1.45/services/web/update"), None);
         assert_eq!(routes.matching("POST", "/v1.45/services/web"), None);
         assert_eq!(routes.matching("POST", "/v1.45/services//update"), None);
+        // The Docker CLI updates a service by its ID: the unit is the name in the body.
+        let by_id = routes.matching("POST", "/v1.45/services/9xp1ihyk7tkqsffc1dzl04ndf/update").unwrap();
+        assert_eq!(
+            by_id.resolve(br#"{"Name":"web","Mode":{"Replicated":{"Replicas":3}}}"#),
+            Ok("default/web".to_owned())
+        );
+        for (body, code) in [
+            (r#"{"Mode":{}}"#, "invalid_unit"),
+            (r#"{"Name":"web","name":"db"}"#, "invalid_unit"),
+            (r#"{"Name":"a/b"}"#, "invalid_unit"),
+            (r#"{"Name":"{id}"}"#, "invalid_unit"),
+            (r#"{"Name":""}"#, "invalid_unit"),
+            (r#"{"Name":"web""#, "body_not_json"),
+        ] {
+            assert_eq!(by_id.resolve(body.as_bytes()).map_err(|e| e.code), Err(code), "{body}");
+        }
+    }
+
+    #[test]
+    fn paths_are_matched_as_the_actuators_read_them() {
+        let routes = Routes::presets();
+        for path in [
+            "/v1/job/api/%73cale",
+            "/v1//job/api/scale",
+            "/v1/job/api/scale/",
+            "/v1/./job/x/../api/scale",
+            "/v1/job%2Fapi/scale",
+            "/v1/job/%61pi/scale?x=%2F",
+        ] {
+            assert_eq!(routes.matching("POST", path).map(|c| c.unit), Some("default/api".to_owned()), "{path}");
+        }
+        assert_eq!(normalized("/a/%zz/b"), "/a/%zz/b", "an escape that does not decode is left as sent");
+        assert_eq!(normalized("/a/%ff"), "/a/%ff", "nor one that is not UTF-8");
+        assert_eq!(normalized("/../.."), "/");
+        // A path variable is substituted once: its value is not read as a template.
+        let routes = Routes::parse(
+            "routes:\n  - methods: [POST]\n    path: /a/{x}/{y}\n    unit: \"ns/{x}-{y}\"\n    replicas: /n\n",
+            true,
+        )
+        .unwrap();
+        assert_eq!(routes.matching("POST", "/a/%7By%7D/z").map(|c| c.unit), Some("ns/{y}-z".to_owned()));
     }
 
     #[test]
     fn the_nomad_and_kubernetes_presets_match_their_scale_calls() {
         let routes = Routes::presets();
-        assert_eq!(routes.matching("POST", "/v1/job/api/scale"), call("default/api", "/v1/job/{job}/scale", "/Count"));
+        assert_eq!(
+            routes.matching("POST", "/v1/job/api/scale"),
+            call("default/api", "/v1/job/{job}/scale", "/Count", Decoder::Go)
+        );
         let kube = "/apis/apps/v1/namespaces/{ns}/deployments/{name}/scale";
         for method in ["PUT", "PATCH", "patch"] {
             assert_eq!(
                 routes.matching(method, "/apis/apps/v1/namespaces/shop/deployments/web/scale"),
-                call("shop/web", kube, "/spec/replicas")
+                call("shop/web", kube, "/spec/replicas", Decoder::Kubernetes)
             );
         }
         assert_eq!(routes.matching("GET", "/apis/apps/v1/namespaces/shop/deployments/web/scale"), None);
@@ -394,11 +640,21 @@ mod tests {
 
     #[test]
     fn a_file_selects_presets_replaces_their_unit_and_adds_its_own_routes() {
-        let text = "routes:\n  - preset: docker\n    unit: \"swarm/{id}\"\n  - methods: [post]\n    path: /apps/{app}/scale\n    unit: \"apps/{app}\"\n    replicas: /count\n";
+        let text = "routes:\n  - preset: docker\n    unit: \"swarm/{id}\"\n  - methods: [post]\n    path: /apps/{app}/scale\n    unit: \"apps/{app}\"\n    replicas: /count\n  - methods: [post]\n    path: /pools/{pool}\n    unit: \"pools/{pool}\"\n    replicas: /Size\n    decoder: go\n";
         let routes = Routes::parse(text, true).unwrap();
-        assert_eq!(routes.len(), 3);
-        assert_eq!(routes.matching("POST", "/v1.41/services/db/update").map(|c| c.unit), Some("swarm/db".to_owned()));
-        assert_eq!(routes.matching("POST", "/apps/web/scale"), call("apps/web", "/apps/{app}/scale", "/count"));
+        assert_eq!(routes.len(), 4);
+        let db = routes.matching("POST", "/v1.41/services/db/update").unwrap();
+        assert_eq!(
+            (db.unit.as_str(), db.body.len()),
+            ("swarm/db", 0),
+            "{{id}} is the path's: nothing read from the body"
+        );
+        assert_eq!(
+            routes.matching("POST", "/apps/web/scale"),
+            call("apps/web", "/apps/{app}/scale", "/count", Decoder::Strict),
+            "a route of one's own is read strictly unless it says otherwise"
+        );
+        assert_eq!(routes.matching("POST", "/pools/gpu").map(|c| c.decoder), Some(Decoder::Go));
         // Not selected: Nomad's calls are not scale calls here.
         assert_eq!(routes.matching("POST", "/v1/job/api/scale"), None);
     }
@@ -425,11 +681,28 @@ mod tests {
                 "JSON pointer",
             ),
             ("routes:\n  - preset: nomad\n    path: /x\n", "routes[0].path", "preset has its own"),
+            ("routes:\n  - preset: nomad\n    decoder: strict\n", "routes[0].decoder", "preset has its own"),
+            ("routes:\n  - preset: docker\n    unit: \"swarm/{job}\"\n", "routes[0].unit", "not a variable"),
+            (
+                "routes:\n  - methods: [POST]\n    path: /a/{x}\n    unit: \"ns/{x}\"\n    replicas: /n\n    decoder: yaml\n",
+                "routes[0].decoder",
+                "unknown variant",
+            ),
+            (
+                "routes:\n  - methods: [POST]\n    path: /a/{x}\n    unit: \"ns/{x}\"\n    replicas: /gr\u{f6}\u{df}e\n    decoder: go\n",
+                "routes[0].replicas",
+                "ASCII",
+            ),
             ("routes: []\n", "routes", "no route"),
             (
                 "routes:\n  - methods: [\"PO ST\"]\n    path: /a\n    unit: ns/a\n    replicas: /n\n",
                 "routes[0].methods[0]",
                 "letters",
+            ),
+            (
+                "routes:\n  - methods: [POST]\n    path: /a/{x}\n    unit: \"ns/}{x}\"\n    replicas: /n\n",
+                "routes[0].unit",
+                "unbalanced",
             ),
         ];
         for (text, path, words) in cases {
