@@ -61,9 +61,13 @@ fn wait_for_action(client: &mut Client, unit: &str, action: &str) {
     }
 }
 
-fn docker_update(replicas: Value) -> Vec<u8> {
-    json!({"Name": "web", "Mode": {"Replicated": {"Replicas": replicas}}, "TaskTemplate": {}}).to_string().into_bytes()
+/// A Docker service update of the service `name` (the body names it: Swarm refuses a rename).
+fn docker_update(name: &str, replicas: Value) -> Vec<u8> {
+    json!({"Name": name, "Mode": {"Replicated": {"Replicas": replicas}}, "TaskTemplate": {}}).to_string().into_bytes()
 }
+
+/// The Docker CLI's path: the service's ID, not its name.
+const WEB_ID: &str = "/v1.45/services/9xp1ihyk7tkqsffc1dzl04ndf/update";
 
 /// Asserts a refusal from scale-units (403, JSON, the reason) and returns its body.
 fn refused(response: &proxy::Response, reason: &str) -> Value {
@@ -107,7 +111,7 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
     wait_for_action(&mut client, "default/web", "scale_up");
     // Past the decision: refused with the reasons, the numbers and the decision id.
     let past = refused(
-        &request(proxy.address, "POST", "/v1.45/services/web/update?version=7", &docker_update(json!(8))),
+        &request(proxy.address, "POST", "/v1.45/services/web/update?version=7", &docker_update("web", json!(8))),
         "past_desired",
     );
     assert_eq!((past["from_replicas"].as_u64(), past["to_replicas"].as_u64()), (Some(3), Some(8)), "{past}");
@@ -115,8 +119,33 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
     assert!(past["decision_id"].as_str().is_some_and(|id| !id.is_empty()), "{past}");
     assert!(!past["reasons"].as_array().unwrap().is_empty(), "{past}");
     assert!(past["message"].as_str().unwrap().contains("3 -> 8 replicas denied"), "{past}");
-    // Within the decision: reaches the actuator, with the decision named.
-    let allowed = request(proxy.address, "POST", "/v1.45/services/web/update?version=7", &docker_update(json!(5)));
+    // A body Docker would read differently from its exact keys (Go's encoding/json matches keys
+    // regardless of case and applies the last), or a count out of range: refused as such, not
+    // judged (issue 40: `"Replicas":5,"replicas":12` was allowed as "no change" and Docker
+    // applied 12).
+    for (body, reason) in [
+        (r#"{"Name":"web","Mode":{"Replicated":{"Replicas":5,"replicas":12}}}"#, "count_ambiguous"),
+        (
+            r#"{"Name":"web","Mode":{"Replicated":{"Replicas":5}},"mode":{"Replicated":{"Replicas":12}}}"#,
+            "count_ambiguous",
+        ),
+        ("{\"Name\":\"web\",\"Mode\":{\"Replicated\":{\"Replica\u{17F}\":5}}}", "count_ambiguous"),
+        (r#"{"Name":"web","Mode":{"Replicated":{"Replicas":10001}}}"#, "count_out_of_range"),
+        (r#"{"Name":"web","Mode":{"Replicated":{"Replicas":18446744073709551616}}}"#, "count_out_of_range"),
+        (r#"{"Name":"web","Mode":{"Replicated":{"Replicas":5}}} {"Name":"web"}"#, "body_not_json"),
+        (r#"{"Name":"web","name":"frozen","Mode":{"Replicated":{"Replicas":5}}}"#, "invalid_unit"),
+    ] {
+        let denied = refused(&request(proxy.address, "POST", WEB_ID, body.as_bytes()), reason);
+        assert!(denied["message"].as_str().is_some_and(|m| !m.is_empty()), "{denied}");
+    }
+    // The path as Docker's router reads it (percent-escapes decoded): still a scale call.
+    refused(
+        &request(proxy.address, "POST", "/v1.45/services/web/%75pdate", &docker_update("web", json!(8))),
+        "past_desired",
+    );
+    // Within the decision, by the service's ID as the Docker CLI sends it: the unit is the name
+    // in the body; the call reaches the actuator, with the decision named.
+    let allowed = request(proxy.address, "POST", &format!("{WEB_ID}?version=7"), &docker_update("web", json!(5)));
     assert_eq!(allowed.status, 200, "{allowed:?}");
     assert_eq!(allowed.body, "{\"ok\":true}");
     let id = allowed.headers.get("x-scale-units-decision").cloned().expect("the decision id header");
@@ -126,10 +155,10 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
     // actuator has not applied it yet): the same call again is no change (allowed, nothing
     // recorded), and the next step up is held for the cooldown the admission started.
     push(&mut client, "default/web", &gateway_push(640));
-    let repeated = request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(5)));
+    let repeated = request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update("web", json!(5)));
     assert_eq!(repeated.status, 200, "{repeated:?}");
     let next = refused(
-        &request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(7))),
+        &request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update("web", json!(7))),
         "decision_hold",
     );
     assert_eq!((next["from_replicas"].as_u64(), next["to_replicas"].as_u64()), (Some(5), Some(7)), "{next}");
@@ -137,43 +166,47 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
     let unit = client.get("/v1/units/default/web").unwrap().json();
     assert_eq!(unit["last_action"]["source"], "admission", "recorded like an admission: {unit}");
 
-    // A blocked unit refuses every change.
+    // A blocked unit refuses every change, and a body that would read as "no change" here while
+    // Docker applies 12.
     for replicas in [4, 2] {
-        let body = docker_update(json!(replicas));
+        let body = docker_update("frozen", json!(replicas));
         refused(&request(proxy.address, "POST", "/v1.45/services/frozen/update", &body), "decision_blocked");
     }
+    let sly = r#"{"Name":"frozen","Mode":{"Replicated":{"Replicas":3,"replicas":12}}}"#;
+    refused(&request(proxy.address, "POST", "/v1.45/services/frozen/update", sly.as_bytes()), "count_ambiguous");
     // Below the floor the core's gate judges a recovery, as the webhook does: up to the floor
     // and no further, never away from it.
-    let past =
-        refused(&request(proxy.address, "POST", "/v1.45/services/low/update", &docker_update(json!(3))), "past_bound");
+    let past = refused(
+        &request(proxy.address, "POST", "/v1.45/services/low/update", &docker_update("low", json!(3))),
+        "past_bound",
+    );
     assert_eq!((past["from_replicas"].as_u64(), past["to_replicas"].as_u64()), (Some(1), Some(3)), "{past}");
     refused(
-        &request(proxy.address, "POST", "/v1.45/services/low/update", &docker_update(json!(0))),
+        &request(proxy.address, "POST", "/v1.45/services/low/update", &docker_update("low", json!(0))),
         "away_from_bounds",
     );
-    let recovered = request(proxy.address, "POST", "/v1.45/services/low/update", &docker_update(json!(2)));
+    let recovered = request(proxy.address, "POST", "/v1.45/services/low/update", &docker_update("low", json!(2)));
     assert_eq!(recovered.status, 200, "a recovery toward the floor: {recovered:?}");
 
     // Bad calls are refused with their cause.
     let ghost = refused(
-        &request(proxy.address, "POST", "/v1.45/services/ghost/update", &docker_update(json!(5))),
+        &request(proxy.address, "POST", "/v1.45/services/ghost/update", &docker_update("ghost", json!(5))),
         "unknown_unit",
     );
     assert!(ghost["message"].as_str().unwrap().contains("default/ghost has no scale-unit contract"), "{ghost}");
     refused(&request(proxy.address, "POST", "/v1.45/services/web/update", b"{\"Mode\": {"), "body_not_json");
     refused(
-        &request(proxy.address, "POST", "/v1.45/services/web/update", b"{\"Mode\": {\"Global\": {}}}"),
+        &request(proxy.address, "POST", "/v1.45/services/web/update", b"{\"Name\":\"web\",\"Mode\": {\"Global\": {}}}"),
         "count_missing",
     );
-    refused(
-        &request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!("5"))),
-        "count_not_integer",
-    );
-    refused(
-        &request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(-1))),
-        "count_not_integer",
-    );
-    let mut large = json!({"Mode": {"Replicated": {"Replicas": 5}}, "Labels": {}});
+    refused(&request(proxy.address, "POST", "/v1.45/services/web/update", b"{\"Mode\": {}}"), "invalid_unit");
+    for replicas in [json!("5"), json!(-1), json!(5.0)] {
+        refused(
+            &request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update("web", replicas)),
+            "count_not_integer",
+        );
+    }
+    let mut large = json!({"Name": "web", "Mode": {"Replicated": {"Replicas": 5}}, "Labels": {}});
     large["Labels"]["padding"] = json!("x".repeat(100_000));
     refused(
         &request(proxy.address, "POST", "/v1.45/services/web/update", large.to_string().as_bytes()),
@@ -188,7 +221,7 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
         [
             ("GET", "/v1.45/services?filters=%7B%7D"),
             ("POST", "/v1.45/containers/abc/start"),
-            ("POST", "/v1.45/services/web/update?version=7"),
+            ("POST", "/v1.45/services/9xp1ihyk7tkqsffc1dzl04ndf/update?version=7"),
             ("POST", "/v1.45/services/web/update"),
             ("POST", "/v1.45/services/low/update")
         ],
@@ -221,6 +254,8 @@ fn the_nomad_and_kubernetes_presets_gate_their_scale_calls() {
     // Nomad: POST /v1/job/{job}/scale, Count.
     let nomad = |count: u64| json!({"Count": count, "Target": {"Group": "api"}, "Message": "scale"}).to_string();
     refused(&request(proxy.address, "POST", "/v1/job/api/scale", nomad(9).as_bytes()), "past_desired");
+    // Nomad decodes with Go's encoding/json too: two spellings of Count are refused.
+    refused(&request(proxy.address, "POST", "/v1/job/api/scale", br#"{"Count":4,"count":12}"#), "count_ambiguous");
     let allowed = request(proxy.address, "POST", "/v1/job/api/scale", nomad(4).as_bytes());
     assert_eq!(allowed.status, 200, "{allowed:?}");
     assert_eq!(allowed.headers.get("x-scale-units-unit").map(String::as_str), Some("default/api"));
@@ -232,6 +267,9 @@ fn the_nomad_and_kubernetes_presets_gate_their_scale_calls() {
             .to_string()
     };
     refused(&request(proxy.address, "PUT", path, scale(2).as_bytes()), "wrong_direction");
+    // A strategic-merge-patch directive beside the count can make the API server apply another.
+    let directive = json!({"spec": {"replicas": 5, "$patch": "delete"}}).to_string();
+    refused(&request(proxy.address, "PATCH", path, directive.as_bytes()), "count_ambiguous");
     let patched = request(proxy.address, "PATCH", path, json!({"spec": {"replicas": 5}}).to_string().as_bytes());
     assert_eq!(patched.status, 200, "{patched:?}");
     assert_eq!(patched.headers.get("x-scale-units-unit").map(String::as_str), Some("shop/gateway"));
@@ -265,7 +303,7 @@ fn envoy_fails_closed_when_the_service_is_stopped() {
     assert_eq!(request(proxy.address, "GET", "/v1.45/info", b"").status, 200);
     serve.stop();
     // Every request, scale call or not, is refused with the filter's status_on_error.
-    let scale = request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update(json!(5)));
+    let scale = request(proxy.address, "POST", "/v1.45/services/web/update", &docker_update("web", json!(5)));
     assert_eq!(scale.status, 503, "{scale:?}");
     let info = request(proxy.address, "GET", "/v1.45/info", b"");
     assert_eq!(info.status, 503, "{info:?}");
