@@ -10,6 +10,7 @@ import { DOC_PAGES } from './docs.js';
 import { h } from './dom.js';
 import { Editor } from './editor.js';
 import { loadExamples } from './examples.js';
+import { scaleUnitYaml } from './scaleunit.js';
 import { schemaId, schemaProblems } from './schema.js';
 import { decodeState, encodeState } from './share.js';
 import { Simulator } from './simulator.js';
@@ -56,6 +57,23 @@ function place(segments) {
   const [editor, rest] = segments[0] === 'contract' ? ['contract', segments.slice(1)] : ['request', segments];
   return { editor, line: locate(editors[editor].text, rest) };
 }
+
+// The contract as a ScaleUnit for kubectl: copied as shown, with a word when the component refuses
+// it (the service would report that refusal in the resource's Ready condition).
+$('copy-scale-unit').addEventListener('click', async () => {
+  const status = $('scale-unit-status');
+  const parsed = parseEditor(contractEditor);
+  if (parsed.error) {
+    status.textContent = `Fix the contract first: ${placeWords('contract', parsed.error.line, parsed.error.column)}: ${parsed.error.message}`;
+    return;
+  }
+  const copied = await copyText(scaleUnitYaml(parsed.value), status, 'the contract as a ScaleUnit (kubectl apply -f FILE)');
+  try {
+    validateContractJson(JSON.stringify(parsed.value));
+  } catch (error) {
+    if (copied) status.textContent += ` The component refuses this contract: ${error.message}`;
+  }
+});
 
 // ---- controls, simulator, comparison ----------------------------------------------------------
 

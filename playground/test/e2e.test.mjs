@@ -711,6 +711,41 @@ for (const width of WIDTHS) {
       assert.deepEqual(saved, copied);
     });
 
+    test('the contract is copied as a ScaleUnit for kubectl', async () => {
+      await pick(p, 'api-gateway');
+      await verdict(p, 'scale_up');
+      await p.click('#copy-scale-unit');
+      await p.waitForSelector('#scale-unit-status:has-text("Copied")');
+      const text = await p.evaluate(() => navigator.clipboard.readText());
+      assert.match(text, /^# A ScaleUnit /);
+      const resource = parseText(text, 'yaml').value;
+      const format = await p.getAttribute('#editor-contract button[aria-pressed="true"]', 'data-format');
+      const contract = parseText(await p.inputValue('#text-contract'), format).value;
+      assert.equal(resource.apiVersion, 'scale-units.dev/v1alpha1');
+      assert.equal(resource.kind, 'ScaleUnit');
+      assert.match(resource.metadata.name, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+      assert.deepEqual(resource.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: resource.metadata.name });
+      assert.equal(resource.spec.mode, 'Enforce');
+      assert.deepEqual(resource.spec.contract, contract, 'the contract as the editor shows it');
+      assert.doesNotMatch(await p.textContent('#scale-unit-status'), /refuses/);
+      await fits(p, 'the ScaleUnit button');
+
+      // A contract the component refuses is still copied, with the refusal said.
+      await replaceIn(p, 'contract', '"target": 100', '"target": 0');
+      await verdict(p, 'error').catch(() => {});
+      await p.click('#copy-scale-unit');
+      await p.waitForSelector('#scale-unit-status:has-text("refuses this contract")');
+      assert.equal(parseText(await p.evaluate(() => navigator.clipboard.readText()), 'yaml').value.spec.contract.policy.target, 0);
+      // Text that does not parse is not copied.
+      await p.evaluate(() => navigator.clipboard.writeText('before'));
+      await replaceIn(p, 'contract', '"target": 0', '"target": 0,,');
+      await p.click('#copy-scale-unit');
+      await p.waitForSelector('#scale-unit-status:has-text("Fix the contract first")');
+      assert.equal(await p.evaluate(() => navigator.clipboard.readText()), 'before');
+      await replaceIn(p, 'contract', '"target": 0,,', '"target": 100');
+      await verdict(p, 'scale_up');
+    });
+
     test('example cards show their whole description on request', async () => {
       const card = p.locator('.card:has(.more:not([hidden]))').first();
       await card.waitFor();

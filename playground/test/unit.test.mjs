@@ -9,6 +9,7 @@ import { renderDocs, slugify } from '../scripts/docs.mjs';
 import { nowWindow, stepThrough } from '../src/controls.js';
 import { diffValues } from '../src/diff.js';
 import { DOC_PAGES } from '../src/docs.js';
+import { resourceName, scaleUnitYaml } from '../src/scaleunit.js';
 import { decodeState, encodeState } from '../src/share.js';
 import { editText, jsonSyntaxError, locate, parseText, pathSegments, pathString, placeWords } from '../src/wire.js';
 
@@ -161,4 +162,24 @@ test('docs: headings get GitHub anchors, every reason an anchor in the algorithm
 
   writeFileSync(join(root, 'docs/SPEC.md'), '# Spec\n\n## 7. Something else\n');
   assert.throws(() => renderDocs(root, { reasons }), /no "The algorithm" section/);
+});
+
+test('scaleUnitYaml: the contract inside a ScaleUnit, named after its unit_ref, strings kept strings', () => {
+  const contract = { schema_version: '1', unit_ref: 'unit:Media/Transcode_Pool', surface: 'media_pool', version: 1, continuity: { mode: 'stateless', external_store_ref: 'on' } };
+  const text = scaleUnitYaml(contract);
+  assert.match(text, /^# A ScaleUnit /);
+  const resource = parseText(text, 'yaml').value;
+  assert.deepEqual(resource, {
+    apiVersion: 'scale-units.dev/v1alpha1',
+    kind: 'ScaleUnit',
+    metadata: { name: 'transcode-pool' },
+    spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'transcode-pool' }, mode: 'Enforce', contract },
+  });
+  // YAML 1.1 readers (the API server's) keep "1" and "on" strings.
+  assert.match(text, /schema_version: "1"/);
+  assert.match(text, /external_store_ref: "on"/);
+  assert.equal(scaleUnitYaml(contract, { mode: 'Monitor' }).includes('mode: Monitor'), true);
+  assert.equal(resourceName({ surface: 'rlm_pool' }), 'rlm-pool');
+  assert.equal(resourceName({ unit_ref: 'unit:x/---' }), 'scale-unit');
+  assert.equal(resourceName({ unit_ref: `unit:x/${'a'.repeat(80)}` }).length, 63);
 });
