@@ -195,7 +195,7 @@ fn apply_mode(mode: Mode, outcome: &mut Outcome) {
 
 /// Tells the watch what was allowed (it looks for the change) and what was, or would have been,
 /// denied (an Event on the ScaleUnit and its target). A server-side dry run changes nothing: the
-/// watch waits for nothing, and its denial is still told.
+/// watch waits for nothing, and no Event is made of it.
 #[expect(clippy::too_many_arguments, reason = "the review's parts, each read by one rule here")]
 fn tell(
     cluster: &Cluster,
@@ -207,7 +207,8 @@ fn tell(
     denied: Option<&str>,
     outcome: &Outcome,
 ) {
-    if let Some(message) = denied {
+    // A server-side dry run changes nothing and is no attempt: no Event (its audit line stays).
+    if let Some(message) = denied.filter(|_| !request.dry_run) {
         cluster.judged_against(key, mode, message);
     }
     let (Some((from, to)), Outcome::Allow { decision_id, .. }) = (facts.change, outcome) else { return };

@@ -6,60 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-const denied = `admission webhook "replicas.scale-units.example.invalid" denied the request: scale-units: `
-
-// workload creates namespace NAMESPACE (labelled with label, the webhook's opt-in) and the
-// Deployment gateway in it at 3 replicas.
-func workload(t *testing.T, namespace string, label map[string]string) {
-	t.Helper()
-	ctx := context.Background()
-	_, err := env.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: label},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	replicas := int32(3)
-	labels := map[string]string{"app": "gateway"}
-	_, err = env.client.AppsV1().Deployments(namespace).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "gateway"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "gateway", Image: "localhost/gateway:test"}}},
-			},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if label == nil {
-		return
-	}
-	// The API server matches the namespaceSelector against its namespace cache: wait until a
-	// server dry run of 3 -> 0 (below every contract's floor, so always refused) reaches a webhook.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, stderr, _ := scale(admin, namespace, 0, "--dry-run=server")
-		if strings.Contains(stderr, "denied the request") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no webhook judges %s: %s", namespace, stderr)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-var optedIn = map[string]string{"scale-units/admission": "enabled"}
 
 // replicas is spec.replicas of NAMESPACE/gateway as the API server has it.
 func replicas(t *testing.T, namespace string) int32 {
@@ -91,61 +38,90 @@ func mustRefuse(t *testing.T, what string, stdout, stderr string, err error) {
 func mustAllow(t *testing.T, what string, stdout, stderr string, err error) {
 	t.Helper()
 	if err != nil {
-		t.Fatalf("%s was refused: %v\n%s%s", what, err, stdout, stderr)
+		t.Fatalf("%s was allowed: %v\n%s%s", what, err, stdout, stderr)
 	}
 }
 
-// A unit deciding scale_up 3 -> 5: kubectl's 8 is refused with the webhook's message, a server
-// dry run reaches the webhook and records nothing, 5 is admitted and starts the cooldown.
+// waitReplicasSeen waits until NAMESPACE/gateway's status shows count replicas (the watch saw it).
+func waitReplicasSeen(t *testing.T, namespace string, count int) map[string]any {
+	t.Helper()
+	return waitStatus(t, namespace, 20*time.Second, fmt.Sprintf("%d replicas seen", count), func(status map[string]any) bool {
+		return fmt.Sprint(status["currentReplicas"]) == fmt.Sprint(count) && status["lastScaleTime"] != nil
+	})
+}
+
+// A unit deciding scale_up 3 -> 5: kubectl's 8 is refused with the webhook's message naming the
+// numbers; a server dry run reaches the webhook and leaves no trace (the next real change is
+// judged as if it never happened); 5 goes through, the watch sees it and the cooldown starts.
 func TestScaleFollowsTheDecision(t *testing.T) {
+	t.Parallel()
 	workload(t, "shop", optedIn)
+	unit(t, "shop", unitOptions{upCooldown: 30, downCool: 30})
 	if err := env.service.push("shop", gatewayEvidence(false)); err != nil {
 		t.Fatal(err)
 	}
-	// bob, not alice: a member of the override group breaks glass through the scale subresource
-	// with "no reason given" (TestBlockedUnitAndBreakGlass), so her 3 -> 8 would be allowed.
+	waitCooldown(t, "shop", 30)
 	stdout, stderr, err := scale(bob, "shop", 8)
 	mustRefuse(t, "3 -> 8", stdout, stderr, err)
-	if !strings.Contains(stderr, "3 -> 8") {
-		t.Errorf("the denial does not name the change: %s", stderr)
+	for _, word := range []string{"3 -> 8", "at most 5", "scale-decision:"} {
+		if !strings.Contains(stderr, word) {
+			t.Errorf("the denial does not say %q: %s", word, stderr)
+		}
 	}
-	// A server dry run reaches the webhook (8 is refused there too) and records nothing.
+	// An Event on the ScaleUnit and on the Deployment says so too.
+	waitEvent(t, "shop", "ScaleUnit", "gateway", "ScaleRefused", "3 -> 8")
+	waitEvent(t, "shop", "Deployment", "gateway", "ScaleRefused", "3 -> 8")
+	// Server dry runs reach the webhook (8 refused, 5 allowed) and change nothing.
 	stdout, stderr, err = scale(admin, "shop", 8, "--dry-run=server")
 	mustRefuse(t, "3 -> 8 (server dry run)", stdout, stderr, err)
-	stdout, stderr, err = scale(admin, "shop", 5, "--dry-run=server")
-	mustAllow(t, "3 -> 5 (server dry run)", stdout, stderr, err)
+	for i := 0; i < 3; i++ {
+		stdout, stderr, err = scale(admin, "shop", 5, "--dry-run=server")
+		mustAllow(t, "3 -> 5 (server dry run)", stdout, stderr, err)
+	}
 	if !strings.Contains(stdout, "(server dry run)") {
 		t.Errorf("not a server dry run: %s", stdout)
 	}
 	if got := replicas(t, "shop"); got != 3 {
 		t.Fatalf("after dry runs the Deployment has %d replicas", got)
 	}
-	lines, err := env.service.auditLines("shop", "admission", 3)
-	if err != nil || len(lines) < 3 {
-		t.Fatalf("the webhook did not audit the three reviews (%v): %v", err, lines)
+	// No trace: no change seen, no cooldown started, the status unchanged.
+	time.Sleep(3 * time.Second)
+	status := scaleUnitStatus(t, "shop")
+	if status["lastScaleTime"] != nil || fmt.Sprint(status["currentReplicas"]) != "3" {
+		t.Fatalf("server dry runs left a trace in the status: %v", status)
 	}
-	// Had the dry run recorded its admission, the cooldown would now refuse 3 -> 5.
+	if lines, _ := env.service.auditLines("shop", "watch", 0); len(lines) != 0 {
+		t.Fatalf("server dry runs were seen as changes: %v", lines)
+	}
 	stdout, stderr, err = scale(admin, "shop", 5)
-	mustAllow(t, "3 -> 5 after the dry run", stdout, stderr, err)
-	if got := replicas(t, "shop"); got != 5 {
-		t.Fatalf("after scale 5 the Deployment has %d replicas", got)
+	mustAllow(t, "3 -> 5 after the dry runs", stdout, stderr, err)
+	status = waitReplicasSeen(t, "shop", 5)
+	// The change was seen (and judged): 5 is the unit's count and the scale-up cooldown runs.
+	lines, err := env.service.auditLines("shop", "watch", 1)
+	if err != nil || len(lines) != 1 {
+		t.Fatalf("the watch did not audit the change once (%v): %v", err, lines)
 	}
-	// The admission was recorded: 5 is the unit's count and the scale-up cooldown runs.
+	if detail, _ := lines[0]["detail"].(map[string]any); detail["judged"] != true {
+		t.Errorf("the change the webhook allowed is audited as unjudged: %v", lines[0])
+	}
 	stdout, stderr, err = scale(admin, "shop", 7)
 	mustRefuse(t, "5 -> 7 inside the cooldown", stdout, stderr, err)
-	unit, err := env.service.unit("shop")
-	if err != nil {
-		t.Fatal(err)
+	if !strings.Contains(stderr, "cooldown") {
+		t.Errorf("the denial inside the cooldown does not say cooldown: %s", stderr)
 	}
-	t.Logf("unit shop/gateway after 3 -> 5: %v", unit)
+	t.Logf("shop/gateway after 3 -> 5: %v", status)
 }
 
-// An edit of spec.replicas in the Deployment itself is judged like the scale subresource.
+// An edit of spec.replicas in the Deployment itself is judged like the scale subresource; an
+// update that leaves the count alone never reaches the webhook (matchConditions).
 func TestSpecReplicasEditIsJudged(t *testing.T) {
+	t.Parallel()
 	workload(t, "edit", optedIn)
+	unit(t, "edit", unitOptions{upCooldown: 5, downCool: 5})
 	if err := env.service.push("edit", gatewayEvidence(false)); err != nil {
 		t.Fatal(err)
 	}
+	waitCooldown(t, "edit", 5)
 	patch := func(count int) (string, string, error) {
 		return env.kubectl(bob, "-n", "edit", "patch", "deployment", "gateway", "--type=merge", "-p", fmt.Sprintf(`{"spec":{"replicas":%d}}`, count))
 	}
@@ -155,24 +131,43 @@ func TestSpecReplicasEditIsJudged(t *testing.T) {
 	stdout, stderr, err = env.kubectl(bob, "-n", "edit", "patch", "deployment", "gateway", "--type=merge", "-p",
 		`{"metadata":{"labels":{"tier":"edge"}},"spec":{"replicas":8,"minReadySeconds":5}}`)
 	mustRefuse(t, "spec.replicas 3 -> 8 with other fields", stdout, stderr, err)
+	before, err := env.service.auditLines("edit", "admission", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A label and an image change leave the count alone: the API server never asks the webhook.
+	stdout, stderr, err = env.kubectl(bob, "-n", "edit", "label", "deployment", "gateway", "reviewed=yes")
+	mustAllow(t, "a label", stdout, stderr, err)
+	stdout, stderr, err = env.kubectl(bob, "-n", "edit", "set", "image", "deployment/gateway", "gateway=localhost/gateway:v2")
+	mustAllow(t, "kubectl set image", stdout, stderr, err)
 	stdout, stderr, err = patch(5)
 	mustAllow(t, "spec.replicas 3 -> 5", stdout, stderr, err)
+	after, err := env.service.auditLines("edit", "admission", len(before)+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before)+1 {
+		t.Errorf("%d reviews for a label, an image and one replica change (want 1): %v", len(after)-len(before), after[len(before):])
+	}
 	if got := replicas(t, "edit"); got != 5 {
 		t.Fatalf("the Deployment has %d replicas", got)
 	}
-	// A change that leaves the count alone is not the webhook's business.
-	stdout, stderr, err = env.kubectl(bob, "-n", "edit", "label", "deployment", "gateway", "reviewed=yes")
-	mustAllow(t, "a label", stdout, stderr, err)
 }
 
 // A blocked unit (no evidence) refuses every change, up and down; a member of the override group
-// breaks glass with the annotations, allowed with kubectl's warning, counted and audited; a
-// non-member's annotations grant nothing.
+// breaks glass with the annotations (kubectl prints the warning), counted; the break glass is
+// audited, with an Event, when the watch sees the change it let through; a non-member's
+// annotations grant nothing.
 func TestBlockedUnitAndBreakGlass(t *testing.T) {
+	t.Parallel()
 	workload(t, "frozen", optedIn)
+	unit(t, "frozen", unitOptions{upCooldown: 5, downCool: 5})
 	for _, count := range []int{5, 2, 4} {
 		stdout, stderr, err := scale(admin, "frozen", count)
 		mustRefuse(t, fmt.Sprintf("blocked 3 -> %d", count), stdout, stderr, err)
+		if !strings.Contains(stderr, "blocked") {
+			t.Errorf("the denial does not say blocked: %s", stderr)
+		}
 	}
 	expires := time.Now().UTC().Add(time.Hour).Format(time.RFC3339)
 	breakGlass := fmt.Sprintf(`{"metadata":{"annotations":{"scale-units/override-reason":"INC-1: Prometheus down","scale-units/override-expires":%q}},"spec":{"replicas":4}}`, expires)
@@ -190,32 +185,19 @@ func TestBlockedUnitAndBreakGlass(t *testing.T) {
 	if got := replicas(t, "frozen"); got != 4 {
 		t.Fatalf("the Deployment has %d replicas", got)
 	}
-	lines, err := env.service.auditLines("frozen", "admission", 6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var audited bool
-	for _, line := range lines {
-		if line["allowed"] == true && strings.Contains(fmt.Sprint(line), "alice") && strings.Contains(fmt.Sprint(line), "INC-1") {
-			audited = true
-		}
-	}
-	if !audited {
-		t.Errorf("no audit line of alice's override among %v", lines)
-	}
-	// Counted once (other tests' overrides, made earlier in the same service, are not this one's).
+	// Counted once (other tests' overrides run beside this one's only through alice in frozen).
 	if got := env.service.overrides(t); got != overridden+1 {
 		t.Errorf("the override counter went from %d to %d", overridden, got)
 	}
-}
-
-// grep is the lines of text containing word.
-func grep(text, word string) string {
-	var kept []string
-	for _, line := range strings.Split(text, "\n") {
-		if strings.Contains(line, word) {
-			kept = append(kept, line)
-		}
+	// Audited when the watch sees the change: who broke glass, and an Event.
+	lines, err := env.service.auditLines("frozen", "watch", 1)
+	if err != nil || len(lines) == 0 {
+		t.Fatalf("the watch did not audit the change (%v)", err)
 	}
-	return strings.Join(kept, "\n")
+	detail, _ := lines[0]["detail"].(map[string]any)
+	glass, _ := detail["break_glass"].(map[string]any)
+	if glass["user"] != "user-"+alice || glass["group"] != overrides {
+		t.Errorf("the watch's audit line does not name the break glass: %v", lines[0])
+	}
+	waitEvent(t, "frozen", "ScaleUnit", "gateway", "BreakGlass", "user-"+alice)
 }

@@ -43,7 +43,7 @@ kubernetes-setup:
 	  cm=$$($(GO) mod download -json $(K8S_CERT_MANAGER) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
 	  keda=$$($(GO) mod download -json $(K8S_KEDA) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
 	  test -n "$$cm" && test -n "$$keda" && \
-	  install -m 644 $$cm/deploy/crds/cert-manager.io_*.yaml $$keda/config/crd/bases/keda.sh_*.yaml $(K8S_CRDS)/
+	  install -m 644 $$cm/deploy/crds/cert-manager.io_*.yaml $$keda/config/crd/bases/keda.sh_*.yaml $$keda/config/crd/bases/eventing.keda.sh_*.yaml $(K8S_CRDS)/
 
 # The version ldflag makes `helm version` name the release (Helm's own Makefile sets it the same
 # way; without it Helm reports v4.3).

@@ -1,11 +1,13 @@
 // Package kubernetes runs the project against a real Kubernetes control plane on loopback: etcd,
-// kube-apiserver and kube-controller-manager (deployment, replicaset, horizontal-pod-autoscaler
-// and serviceaccount controllers) built from k8s.io/kubernetes v1.37.2 by `make
+// kube-apiserver and kube-controller-manager (deployment, replicaset, horizontal-pod-autoscaler,
+// serviceaccount and token controllers) built from k8s.io/kubernetes v1.37.2 by `make
 // kubernetes-setup`, kubectl from the same module, and the real `scale-units serve` as the
-// validating admission webhook and KEDA scaler; for the HPA scenario (hpa_test.go) KEDA v2.21's
-// operator and metrics adapter, built from the module proxy (tests/kubernetes/keda), behind the
-// API server's aggregation layer. No kubelet: pods stay pending, and a Deployment's scale still
-// moves. TestMain starts everything once and stops it at the end; a
+// shipped configuration runs it (deploy/kubernetes: its serve.yaml, its ServiceAccount's RBAC,
+// its webhook), with only addresses, certificates and file paths changed: it watches the API
+// server, keeps each ScaleUnit's status and answers the validating admission webhook and KEDA;
+// for the HPA scenarios (hpa_test.go) KEDA v2.21's operator and metrics adapter, built from the
+// module proxy, behind the API server's aggregation layer. No kubelet: pods stay pending, and a
+// Deployment's scale still moves. TestMain starts everything once and stops it at the end; a
 // component that cannot start fails the run with the reason.
 package kubernetes
 
@@ -38,7 +40,7 @@ type cluster struct {
 	crds       string // target/kubernetes/crds
 	kubectlBin string
 
-	clusterCA, webhookCA, apiserverClientCA *authority
+	clusterCA, webhookCA *authority
 	// The aggregator's client CA (--requestheader-client-ca-file): what KEDA's metrics adapter
 	// trusts for the API server's proxied requests.
 	frontProxyCA            *authority
@@ -118,8 +120,8 @@ func (c *cluster) start() error {
 	if err := c.makePKI(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
 	}
-	// The service first: the API server's webhook kubeconfig names its address.
-	if err := c.service.start(c, ""); err != nil {
+	// The service's addresses first: the shipped webhook is installed pointing at them.
+	if err := c.service.pickAddresses(); err != nil {
 		return err
 	}
 	began := time.Now()
@@ -136,10 +138,10 @@ func (c *cluster) start() error {
 	if err := c.install(); err != nil {
 		return err
 	}
-	// Without a state folder the service counts every unit's cooldowns from its start: the
-	// scenarios begin once the contract's scale-up cooldown (60 s) has passed.
-	time.Sleep(time.Until(c.service.startedAt.Add(61 * time.Second)))
-	return nil
+	if err := c.service.start(c); err != nil {
+		return err
+	}
+	return c.waitForWebhook()
 }
 
 func (c *cluster) stop() {
@@ -169,10 +171,6 @@ func (c *cluster) makePKI() error {
 	if c.webhookCA, err = newAuthority("webhook-serving-ca"); err != nil {
 		return err
 	}
-	// The API server's identity to the webhook: a CA of its own (deploy/kubernetes/README.md).
-	if c.apiserverClientCA, err = newAuthority("apiserver-webhook-client-ca"); err != nil {
-		return err
-	}
 	if c.frontProxyCA, err = newAuthority("front-proxy-ca"); err != nil {
 		return err
 	}
@@ -180,10 +178,9 @@ func (c *cluster) makePKI() error {
 		return err
 	}
 	for file, data := range map[string][]byte{
-		"cluster-ca.crt":                  c.clusterCA.certPEM,
-		"webhook-ca.crt":                  c.webhookCA.certPEM,
-		"apiserver-webhook-client-ca.crt": c.apiserverClientCA.certPEM,
-		"front-proxy-ca.crt":              c.frontProxyCA.certPEM,
+		"cluster-ca.crt":     c.clusterCA.certPEM,
+		"webhook-ca.crt":     c.webhookCA.certPEM,
+		"front-proxy-ca.crt": c.frontProxyCA.certPEM,
 	} {
 		if err := os.WriteFile(filepath.Join(pki, file), data, 0o600); err != nil {
 			return err
@@ -230,10 +227,6 @@ func (c *cluster) startAPIServer() error {
 	if err != nil {
 		return err
 	}
-	admission, err := c.writeAdmissionConfig()
-	if err != nil {
-		return err
-	}
 	port, err := freePort()
 	if err != nil {
 		return err
@@ -255,7 +248,6 @@ func (c *cluster) startAPIServer() error {
 		"--service-cluster-ip-range", "10.96.0.0/16",
 		"--endpoint-reconciler-type", "none",
 		"--cert-dir", filepath.Join(c.dir, "apiserver-certs"),
-		"--admission-control-config-file", admission,
 		// The aggregation layer, as kubeadm sets it up: KEDA's external metrics API is served
 		// through it (hpa_test.go).
 		"--requestheader-client-ca-file", c.pki("front-proxy-ca.crt"),
@@ -277,38 +269,6 @@ func (c *cluster) startAPIServer() error {
 	}
 	c.client, err = kubernetes.NewForConfig(config)
 	return err
-}
-
-// writeAdmissionConfig is the AdmissionConfiguration of deploy/kubernetes/README.md
-// ("Authenticate the API server"): the ValidatingAdmissionWebhook plugin's kubeconfig names the
-// client certificate the API server presents to the webhook at 127.0.0.1:PORT. The same service
-// at localhost:PORT has no entry: what the API server sends there carries no credential.
-func (c *cluster) writeAdmissionConfig() (string, error) {
-	cert, key, err := c.apiserverClientCA.writeIssued(filepath.Join(c.dir, "pki"), "kube-apiserver-webhook-client", nil, false)
-	if err != nil {
-		return "", err
-	}
-	kubeconfig := filepath.Join(c.dir, "webhook.kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-users:
-  - name: %q
-    user:
-      client-certificate: %s
-      client-key: %s
-`, c.service.http, cert, key)), 0o600); err != nil {
-		return "", err
-	}
-	config := filepath.Join(c.dir, "admission.yaml")
-	return config, os.WriteFile(config, []byte(fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
-kind: AdmissionConfiguration
-plugins:
-  - name: ValidatingAdmissionWebhook
-    configuration:
-      apiVersion: apiserver.config.k8s.io/v1
-      kind: WebhookAdmissionConfiguration
-      kubeConfigFile: %s
-`, kubeconfig)), 0o600)
 }
 
 func (c *cluster) writeKubeconfig(user string, groups []string) error {

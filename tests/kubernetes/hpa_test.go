@@ -17,6 +17,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // The names the API server's aggregator and KEDA's components know each other by. The metrics
@@ -190,14 +191,70 @@ func hpaReplicas(namespace string) (desired, current int32, err error) {
 	return hpa.Status.DesiredReplicas, hpa.Status.CurrentReplicas, nil
 }
 
-// The HPA for real: KEDA's operator and metrics adapter, the API server's aggregator and the
-// horizontal-pod-autoscaler controller settle the Deployment on the unit's decision (3 -> 5), the
-// HPA's own change passing the webhook. Then the case that motivated the admitted count: the
-// evidence says fewer replicas would do and the collected count still says 3 (the collector has
-// not seen the change), yet inside the contract's scale-down cooldown (300 s) the decision holds
-// at 5, and so does the HPA: it never takes the admitted change back.
+// kedaClientSecret gives KEDA the client certificate the shipped ClusterTriggerAuthentication
+// reads (Secret scale-units-keda-client in KEDA's namespace: ca.crt, tls.crt, tls.key), issued
+// by the CA the service's keda_client_ca trusts — what cert-manager does in a cluster.
+func (c *cluster) kedaClientSecret() error {
+	dir := filepath.Join(c.dir, "keda-client")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := c.service.kedaCA.writeKEDACert(dir, []string{"keda-operator.keda.svc"}); err != nil {
+		return err
+	}
+	_, _, _ = c.kubectl(admin, "-n", kedaNamespace, "delete", "secret", "scale-units-keda-client", "--ignore-not-found")
+	_, stderr, err := c.kubectl(admin, "-n", kedaNamespace, "create", "secret", "generic", "scale-units-keda-client",
+		"--from-file=ca.crt="+filepath.Join(dir, "ca.crt"), "--from-file=tls.crt="+filepath.Join(dir, "tls.crt"),
+		"--from-file=tls.key="+filepath.Join(dir, "tls.key"))
+	if err != nil {
+		return fmt.Errorf("KEDA's client certificate: %v\n%s", err, stderr)
+	}
+	return nil
+}
+
+// scaledObject is deploy/kubernetes/scaledobject-zentinelle-gateway.yaml for NAMESPACE/gateway:
+// the shipped ClusterTriggerAuthentication (mutual TLS), the service's loopback address, a 1 s
+// polling interval and the given minimum.
+func scaledObject(t *testing.T, namespace string, minimum int) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(env.root, "deploy", "kubernetes", "scaledobject-zentinelle-gateway.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var object map[string]any
+	if err := yaml.Unmarshal(data, &object); err != nil {
+		t.Fatal(err)
+	}
+	object["metadata"] = map[string]any{"name": "gateway", "namespace": namespace}
+	spec := object["spec"].(map[string]any)
+	spec["pollingInterval"] = 1
+	spec["minReplicaCount"] = minimum
+	trigger := spec["triggers"].([]any)[0].(map[string]any)
+	trigger["metadata"].(map[string]any)["scalerAddress"] = env.service.keda
+	out, err := yaml.Marshal(object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// The HPA for real, as shipped: KEDA's operator (mutual TLS to the service through the shipped
+// ClusterTriggerAuthentication) and metrics adapter, the API server's aggregator and the
+// horizontal-pod-autoscaler controller settle the Deployment on the unit's decision (3 -> 5),
+// the HPA's own change passing the webhook. Then the case the watch exists for: the evidence
+// says fewer replicas would do, yet for the whole scale-down cooldown (60 s, watched to its end)
+// KEDA and the HPA keep 5, and after it the HPA moves. Then the modes for the HPA: a minimum the
+// decision does not allow is refused under Enforce (the HPA's FailedRescale event carries the
+// numbers) and let through under Monitor (a would-be denial Event on the Deployment), the mode
+// changed without a restart.
 func TestHPASettlesOnTheDecisionThroughKEDA(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
+	workload(t, "autoscaled", optedIn)
+	unit(t, "autoscaled", unitOptions{upCooldown: 60, downCool: 60})
+	if err := env.service.push("autoscaled", gatewayEvidence(false)); err != nil {
+		t.Fatal(err)
+	}
 	k, err := env.startKEDA()
 	if err != nil {
 		t.Fatalf("KEDA could not start: %v", err)
@@ -210,38 +267,13 @@ func TestHPASettlesOnTheDecisionThroughKEDA(t *testing.T) {
 			t.Errorf("unregistering %s: %v\n%s", externalMetricsAS, err, stderr)
 		}
 	}()
-
-	workload(t, "autoscaled", optedIn)
-	if err := env.service.push("autoscaled", gatewayEvidence(false)); err != nil {
+	if err := env.kedaClientSecret(); err != nil {
 		t.Fatal(err)
 	}
-	// As deploy/kubernetes/scaledobject-zentinelle-gateway.yaml, with the service's loopback
-	// scaler address, no TLS (the test's KEDA listener is plain) and a 1 s polling interval.
-	scaledObject := fmt.Sprintf(`apiVersion: keda.sh/v1alpha1
-kind: ScaledObject
-metadata: {name: gateway, namespace: autoscaled}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: gateway}
-  minReplicaCount: 2
-  maxReplicaCount: 12
-  pollingInterval: 1
-  cooldownPeriod: 300
-  advanced:
-    horizontalPodAutoscalerConfig:
-      behavior:
-        scaleUp: {stabilizationWindowSeconds: 0}
-        scaleDown: {stabilizationWindowSeconds: 0}
-  triggers:
-    - type: external
-      metricType: AverageValue
-      metadata:
-        scalerAddress: %s
-        unit: gateway
-`, env.service.keda)
-	if _, stderr, err := env.kubectlIn(admin, scaledObject, "apply", "-f", "-"); err != nil {
+	waitCooldown(t, "autoscaled", 60)
+	if _, stderr, err := env.kubectlIn(admin, scaledObject(t, "autoscaled", 2), "apply", "-f", "-"); err != nil {
 		t.Fatalf("ScaledObject: %v\n%s", err, stderr)
 	}
-
 	// KEDA makes the HPA; the HPA controller reads the decision's metric through the aggregator
 	// and scales 3 -> 5 through the scale subresource, which the webhook admits.
 	began := time.Now()
@@ -255,71 +287,95 @@ spec:
 		time.Sleep(250 * time.Millisecond)
 	}
 	t.Logf("the HPA scaled 3 -> 5 %s after the ScaledObject was applied", time.Since(began).Round(time.Millisecond))
-	lines, err := env.service.auditLines("autoscaled", "admission", 1)
+	status := waitReplicasSeen(t, "autoscaled", 5)
+	seen, err := time.Parse(time.RFC3339, fmt.Sprint(status["lastScaleTime"]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	admitted := false
+	// Fewer would do now (in_flight 100 at 5 replicas): scale_down, after the cooldown.
+	if err := env.service.push("autoscaled", withSignal(gatewayEvidence(false), 100)); err != nil {
+		t.Fatal(err)
+	}
+	// The whole cooldown: KEDA's metric and the HPA stay on 5, the HPA never even asks for less.
+	end := seen.Add(60 * time.Second)
+	for time.Now().Before(end.Add(-time.Second)) {
+		desired, current, err := hpaReplicas("autoscaled")
+		if got := replicas(t, "autoscaled"); got != 5 || err != nil || desired != 5 {
+			t.Fatalf("%s into the cooldown: the Deployment has %d, the HPA desires %d (current %d, %v)",
+				time.Since(seen).Round(time.Second), got, desired, current, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	lines, err := env.service.auditLines("autoscaled", "admission", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, line := range lines {
 		detail, _ := line["detail"].(map[string]any)
 		change, _ := detail["change"].(map[string]any)
-		if line["allowed"] == true && detail["dry_run"] == false && fmt.Sprint(change["from"]) == "3" && fmt.Sprint(change["to"]) == "5" {
-			admitted = true
-		}
-	}
-	if !admitted {
-		t.Fatalf("the webhook did not admit the HPA's 3 -> 5: %v", lines)
-	}
-
-	// Fewer replicas would do now (in_flight 100 needs 1, the floor is 2), and the collector's
-	// count lags at 3. At 3 the decision would be hold (the cooldown of the admission) and its
-	// metric would take the HPA back to 3; at the admitted 5 it is hold at 5.
-	low := gatewayEvidence(false)
-	signal := low["signal"].(map[string]any)
-	signal["value"] = 100
-	if err := env.service.push("autoscaled", low); err != nil {
-		t.Fatal(err)
-	}
-	// Twenty seconds: ten HPA syncs (2 s) and twenty KEDA polls. The HPA must not even ask for
-	// fewer (its scale-down would reach the webhook, which judges it at the review's count, 5).
-	for watched := time.Now(); time.Since(watched) < 20*time.Second; time.Sleep(500 * time.Millisecond) {
-		desired, current, err := hpaReplicas("autoscaled")
-		if got := replicas(t, "autoscaled"); got != 5 || err != nil || desired != 5 {
-			t.Fatalf("inside the cooldown: the Deployment has %d, the HPA desires %d (current %d, %v)", got, desired, current, err)
-		}
-	}
-	// Nor did it try: a scale-down the HPA asked for would have reached the webhook and been
-	// denied there (judged at the review's count, 5). Without the admitted count KEDA's metric
-	// would stand on the lagging 3 until that denied review corrected it.
-	lines, err = env.service.auditLines("autoscaled", "admission", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range lines {
-		detail, _ := line["detail"].(map[string]any)
-		if line["allowed"] != true && detail["dry_run"] != true {
+		if line["allowed"] != true && detail["dry_run"] != true && fmt.Sprint(change["from"]) == "5" {
 			t.Fatalf("the HPA asked for another change inside the cooldown: %v", line)
 		}
 	}
-	unit, err := env.service.unit("autoscaled")
-	if err != nil {
-		t.Fatal(err)
-	}
-	decision, _ := unit["decision"].(map[string]any)
-	if fmt.Sprint(decision["current_replicas"]) != "5" || fmt.Sprint(decision["desired_replicas"]) != "5" {
-		t.Fatalf("after the admitted 3 -> 5 and a lagging count of 3, the unit decides %v", decision)
-	}
-	desired, current, err := hpaReplicas("autoscaled")
-	if err != nil || desired != 5 || current != 5 {
-		t.Fatalf("the HPA's status after 20 s: desired %d current %d (%v)", desired, current, err)
-	}
-	hpa, err := env.client.AutoscalingV2().HorizontalPodAutoscalers("autoscaled").Get(ctx, "keda-hpa-gateway", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, metric := range hpa.Status.CurrentMetrics {
-		if metric.External != nil && metric.External.Current.AverageValue != nil {
-			t.Logf("the HPA reads %s = %s (average per replica, target 1)", metric.External.Metric.Name, metric.External.Current.AverageValue)
+	// After it, the decision lets the HPA move down (one step of 1).
+	deadline = time.Now().Add(60 * time.Second)
+	for replicas(t, "autoscaled") >= 5 {
+		if time.Now().After(deadline) {
+			hpa, err := env.client.AutoscalingV2().HorizontalPodAutoscalers("autoscaled").Get(ctx, "keda-hpa-gateway", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Fatalf("the HPA did not move after the cooldown (desired %d current %d, metrics %+v, conditions %+v): %v\nadapter:\n%s",
+				hpa.Status.DesiredReplicas, hpa.Status.CurrentReplicas, hpa.Status.CurrentMetrics, hpa.Status.Conditions, scaleUnitStatus(t, "autoscaled"), k.adapter.tail())
 		}
+		time.Sleep(250 * time.Millisecond)
 	}
+	t.Logf("after the cooldown the HPA moved to %d, %s after the change was seen", replicas(t, "autoscaled"), time.Since(seen).Round(time.Second))
+
+	// A minimum the decision does not allow: the HPA asks for 9, Enforce refuses it, and the
+	// HPA's own event (what `kubectl describe hpa` shows) carries the numbers.
+	if _, stderr, err := env.kubectlIn(admin, scaledObject(t, "autoscaled", 9), "apply", "-f", "-"); err != nil {
+		t.Fatalf("ScaledObject: %v\n%s", err, stderr)
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	var note string
+	for note == "" {
+		list, err := env.client.CoreV1().Events("autoscaled").List(ctx, metav1.ListOptions{FieldSelector: "reason=FailedRescale"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, event := range list.Items {
+			if strings.Contains(event.Message, "replicas denied") {
+				note = event.Message
+			}
+		}
+		if time.Now().After(deadline) {
+			all, _ := env.client.CoreV1().Events("autoscaled").List(ctx, metav1.ListOptions{})
+			var notes []string
+			for _, event := range all.Items {
+				notes = append(notes, event.InvolvedObject.Kind+" "+event.Reason+": "+event.Message)
+			}
+			hpa, _ := env.client.AutoscalingV2().HorizontalPodAutoscalers("autoscaled").Get(ctx, "keda-hpa-gateway", metav1.GetOptions{})
+			so, _, _ := env.kubectl(admin, "-n", "autoscaled", "get", "scaledobject", "gateway", "-o", "yaml")
+			t.Fatalf("no FailedRescale event of the HPA naming the change; events %v; HPA min %d conditions %+v desired %d\n%s", notes, *hpa.Spec.MinReplicas, hpa.Status.Conditions, hpa.Status.DesiredReplicas, so)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("the HPA's FailedRescale: %s", note)
+	if !strings.Contains(note, "scale-decision:") || !strings.Contains(note, "the decision is") {
+		t.Errorf("the HPA's event does not carry the decision's numbers: %s", note)
+	}
+	// Monitor, without a restart: the HPA's 9 goes through, and the would-be denial is an Event
+	// on the Deployment.
+	if _, stderr, err := env.kubectl(admin, "-n", "autoscaled", "patch", "scaleunit", "gateway", "--type=merge", "-p", `{"spec":{"mode":"Monitor"}}`); err != nil {
+		t.Fatalf("kubectl patch scaleunit: %v %s", err, stderr)
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for replicas(t, "autoscaled") != 9 {
+		if time.Now().After(deadline) {
+			t.Fatalf("under Monitor the HPA's 9 did not go through: %v", scaleUnitStatus(t, "autoscaled"))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	waitEvent(t, "autoscaled", "Deployment", "gateway", "ScaleWouldBeRefused", "Monitor", "-> 9 replicas")
 }

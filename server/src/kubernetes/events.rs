@@ -1,7 +1,10 @@
 //! Events (`events.k8s.io/v1`) on a ScaleUnit and on its scale target, as Kubernetes' own
-//! recorder makes them: a short note a person can act on, repeats folded into a series (kube's
-//! [`Recorder`] keeps each event six minutes and counts its repeats), and a spam filter per
-//! object and reason (client-go's: a burst of 25, then one every five minutes).
+//! recorder makes them: a short note a person can act on; the same event again (the same object,
+//! reason and note) within six minutes folds into the first one's `series` (its count and last
+//! time), as client-go's recorder folds repeats; and a spam filter per object and reason
+//! (client-go's: a burst of 25, then one every five minutes). kube's own `Recorder` is not used:
+//! it folds every event of one object and reason into one series whatever its note, so a second
+//! refusal of another change would show the first one's numbers.
 //!
 //! Nothing here may stall a decision: an event is queued ([`Events::send`] never waits) and a
 //! task publishes it; a full queue drops it and counts the drop.
@@ -12,8 +15,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::events::v1::{Event, EventSeries};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Client;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::events::Reporter;
 use tokio::sync::mpsc;
 
 /// Events waiting to be published at most; past it one is dropped and counted.
@@ -24,6 +30,8 @@ const BURST: u32 = 25;
 const REFILL: Duration = Duration::from_secs(300);
 /// How long one publication may take before it is given up (and counted as failed).
 const PUBLISH_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a published event takes the repeats of the same event into its series.
+const SERIES_WINDOW: Duration = Duration::from_secs(360);
 
 /// The reasons of the events the service publishes: a closed list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -107,7 +115,7 @@ impl Events {
     pub fn start(client: Client, reporter: Reporter) -> Self {
         let (queue, receiver) = mpsc::channel(QUEUE);
         let counters = Arc::new(Counters::default());
-        tokio::spawn(publish(Recorder::new(client, reporter), receiver, Arc::clone(&counters)));
+        tokio::spawn(publish(client, reporter, receiver, Arc::clone(&counters)));
         Self { queue, dropped: AtomicU64::new(0), counters }
     }
 
@@ -136,13 +144,7 @@ struct SpamFilter {
 
 impl SpamFilter {
     fn allow(&mut self, regarding: &ObjectReference, reason: Reason, now: Instant) -> bool {
-        let object = format!(
-            "{}/{}/{}/{}",
-            regarding.kind.as_deref().unwrap_or_default(),
-            regarding.namespace.as_deref().unwrap_or_default(),
-            regarding.name.as_deref().unwrap_or_default(),
-            regarding.uid.as_deref().unwrap_or_default()
-        );
+        let object = object_key(regarding);
         // Buckets full again are forgotten: the map holds only objects that spoke lately.
         if self.buckets.len() > 4096 {
             self.buckets.retain(|_, (tokens, at)| {
@@ -161,21 +163,73 @@ impl SpamFilter {
     }
 }
 
-async fn publish(recorder: Recorder, mut receiver: mpsc::Receiver<Pending>, counters: Arc<Counters>) {
+/// A published event: its name and namespace, and its series so far.
+struct Published {
+    name: String,
+    namespace: String,
+    count: i32,
+    at: Instant,
+}
+
+async fn publish(client: Client, reporter: Reporter, mut receiver: mpsc::Receiver<Pending>, counters: Arc<Counters>) {
     let mut filter = SpamFilter { buckets: HashMap::new() };
+    let mut published: HashMap<(String, Reason, String), Published> = HashMap::new();
     while let Some(pending) = receiver.recv().await {
-        if !filter.allow(&pending.regarding, pending.reason, Instant::now()) {
+        let now = Instant::now();
+        if !filter.allow(&pending.regarding, pending.reason, now) {
             counters.filtered.fetch_add(1, Ordering::Relaxed);
             continue;
         }
-        let event = Event {
-            type_: if pending.reason.warning() { EventType::Warning } else { EventType::Normal },
-            reason: pending.reason.as_str().to_owned(),
-            note: Some(truncate(pending.note, 1000)),
-            action: pending.reason.action().to_owned(),
-            secondary: pending.related,
+        published.retain(|_, held| now.duration_since(held.at) < SERIES_WINDOW);
+        let note = truncate(pending.note, 1000);
+        let key = (object_key(&pending.regarding), pending.reason, note.clone());
+        let namespace = pending.regarding.namespace.clone().unwrap_or_else(|| "default".to_owned());
+        let time = MicroTime(jiff::Timestamp::now());
+        let outcome = match published.get_mut(&key) {
+            Some(held) => {
+                held.count = held.count.saturating_add(1);
+                let patch = serde_json::json!({
+                    "series": EventSeries { count: held.count, last_observed_time: time },
+                });
+                let api: Api<Event> = Api::namespaced(client.clone(), &held.namespace);
+                let name = held.name.clone();
+                tokio::time::timeout(PUBLISH_TIMEOUT, async move {
+                    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.map(|_| ())
+                })
+                .await
+            }
+            None => {
+                let nanos = jiff::Timestamp::now().as_nanosecond();
+                let name = format!("{}.{nanos:x}", pending.regarding.name.as_deref().unwrap_or("scale-units"));
+                let event = Event {
+                    metadata: ObjectMeta {
+                        name: Some(name.clone()),
+                        namespace: Some(namespace.clone()),
+                        ..ObjectMeta::default()
+                    },
+                    event_time: Some(time),
+                    type_: Some(if pending.reason.warning() { "Warning" } else { "Normal" }.to_owned()),
+                    reason: Some(pending.reason.as_str().to_owned()),
+                    action: Some(pending.reason.action().to_owned()),
+                    note: Some(note),
+                    regarding: Some(pending.regarding.clone()),
+                    related: pending.related.clone(),
+                    reporting_controller: Some(reporter.controller.clone()),
+                    reporting_instance: Some(reporter.instance.clone().unwrap_or_else(|| reporter.controller.clone())),
+                    ..Event::default()
+                };
+                let api: Api<Event> = Api::namespaced(client.clone(), &namespace);
+                let result = tokio::time::timeout(PUBLISH_TIMEOUT, async move {
+                    api.create(&PostParams::default(), &event).await.map(|_| ())
+                })
+                .await;
+                if matches!(result, Ok(Ok(()))) {
+                    published.insert(key, Published { name, namespace, count: 1, at: now });
+                }
+                result
+            }
         };
-        match tokio::time::timeout(PUBLISH_TIMEOUT, recorder.publish(&event, &pending.regarding)).await {
+        match outcome {
             Ok(Ok(())) => {
                 counters.published.fetch_add(1, Ordering::Relaxed);
             }
@@ -192,6 +246,17 @@ async fn publish(recorder: Recorder, mut receiver: mpsc::Receiver<Pending>, coun
             }
         }
     }
+}
+
+/// An object's identity, for the event cache and the spam filter.
+fn object_key(regarding: &ObjectReference) -> String {
+    format!(
+        "{}/{}/{}/{}",
+        regarding.kind.as_deref().unwrap_or_default(),
+        regarding.namespace.as_deref().unwrap_or_default(),
+        regarding.name.as_deref().unwrap_or_default(),
+        regarding.uid.as_deref().unwrap_or_default()
+    )
 }
 
 /// `text` cut to at most `limit` bytes, on a character boundary.
