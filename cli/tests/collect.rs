@@ -2,6 +2,10 @@
 //! (started here on loopback with a config this test writes, scraping every second an exporter
 //! this test serves from a thread with text it controls) and a real `redis-server`. Needs both
 //! installed (`.ci/run` and `make test-cli` install them).
+//!
+//! A change the Envoy gate admits (an ext_authz `Check`, sent by a real gRPC client) is the unit's
+//! count at once and starts its cooldown; an admission review records nothing (issue 37), so the
+//! collected count stands until the gate admits a change or the workload reports it.
 #![allow(
     clippy::panic,
     clippy::expect_used,
@@ -11,6 +15,7 @@
 )]
 
 mod binary;
+mod ext_authz;
 #[path = "../../server/tests/support/mod.rs"]
 mod support;
 
@@ -162,12 +167,14 @@ impl Drop for Prometheus {
     }
 }
 
-/// `scale-units serve` on loopback with the KEDA scaler beside it, collecting every 300 ms.
+/// `scale-units serve` on loopback with the KEDA scaler and the Envoy gate beside it, collecting
+/// every 300 ms.
 struct Served {
     /// The child, killed when this is dropped.
     _process: binary::Served,
     http: SocketAddr,
     keda: SocketAddr,
+    envoy: SocketAddr,
 }
 
 impl Served {
@@ -179,15 +186,16 @@ impl Served {
     fn start_with(units: &Path, extra: &[&str]) -> Self {
         let served =
             Serve::new(["--listen", "127.0.0.1:0", "--keda-listen", "127.0.0.1:0", "--collect-interval-ms", "300"])
-                .args(["--units-interval-ms", "100"])
+                .args(["--envoy-listen", "127.0.0.1:0", "--units-interval-ms", "100"])
                 .args(extra)
                 .arg("--units")
                 .arg(units)
                 .keda()
+                .envoy()
                 .quiet()
                 .start();
-        let (http, keda) = (served.http, served.keda());
-        Self { _process: served, http, keda }
+        let (http, keda, envoy) = (served.http, served.keda(), served.envoy.unwrap());
+        Self { _process: served, http, keda, envoy }
     }
 
     fn get(&self, path: &str) -> (u16, Value) {
@@ -218,6 +226,11 @@ impl Served {
 
     fn admit(&self, old: i64, new: i64) -> Value {
         self.admit_as(old, new, "7d3a0c1e-0000-4000-8000-000000000015", None)
+    }
+
+    /// The Envoy gate's answer to a scale of the gateway to `replicas` (from the unit's count).
+    async fn scale(&self, id: &str, replicas: u64) -> ext_authz::Checked {
+        ext_authz::scale(self.envoy, id, "zentinelle/gateway", replicas).await
     }
 
     /// An admission review of `old -> new` with `uid`, with the bearer token when given.
@@ -351,10 +364,20 @@ async fn prometheus_evidence_scales_up_survives_an_admission_and_fails_closed() 
     assert_eq!(action(&unit).2, 5, "3 -> 5 (step 2): {unit}");
     assert_eq!(served.keda_metric().await.unwrap(), 5);
 
-    // The webhook admits 3 -> 5: the count is 5 at once, and the collector's reads of the old
-    // count (the Deployment has not caught up) never bring KEDA back to 3 in the cooldown.
+    // An admission review of 3 -> 5 is judged (allowed, with the decision's id) and records
+    // nothing: the count is still the collected 3, and KEDA still asks for 5.
     let response = served.admit(3, 5);
     assert_eq!(response["allowed"], true, "{response}");
+    assert!(response["auditAnnotations"]["decision-id"].as_str().is_some_and(|id| !id.is_empty()), "{response}");
+    let (_, unit) = served.unit();
+    assert_eq!(unit["evidence"]["replicas"]["count"], 3, "a review records nothing: {unit}");
+    assert_eq!(unit["last_action"]["source"], "unknown", "{unit}");
+    assert_eq!(served.keda_metric().await.unwrap(), 5);
+
+    // The Envoy gate admits 3 -> 5: the count is 5 at once, and the collector's reads of the old
+    // count (the Deployment has not caught up) never bring KEDA back to 3 in the cooldown.
+    let admitted = served.scale("req-3-5", 5).await;
+    assert_eq!(admitted.allowed().get("x-scale-units-unit").map(String::as_str), Some("zentinelle/gateway"));
     let (_, unit) = served.unit();
     assert_eq!(unit["evidence"]["replicas"]["count"], 5, "{unit}");
     assert_eq!(unit["evidence"]["replicas"]["source_ref"], "admission:zentinelle/gateway");
@@ -404,7 +427,8 @@ async fn prometheus_evidence_scales_up_survives_an_admission_and_fails_closed() 
     }
 
     // The exporter vanishes (its series go stale): empty answers, the count expires, KEDA answers
-    // an error (the HPA keeps its replicas) and the webhook denies.
+    // an error (the HPA keeps its replicas), the webhook denies, and so does the Envoy gate (no
+    // count to move from).
     exporter.set(None);
     wait_for("empty_result", long, || (served.refused("replicas", "empty_result") > 0).then_some(()));
     let (status, body) = wait_for("the count expired", long, || {
@@ -415,6 +439,8 @@ async fn prometheus_evidence_scales_up_survives_an_admission_and_fails_closed() 
     assert!(served.keda_metric().await.is_err(), "no count is no number");
     let response = served.admit(5, 3);
     assert_eq!(response["allowed"], false, "{response}");
+    let refused = served.scale("req-no-count", 3).await;
+    assert_eq!(refused.denied()["reason"], "unknown_replicas", "{refused:?}");
 
     // Prometheus stops: query errors, counted; still blocked.
     exporter.set(Some(&exposition(5, &["640"], 0)));
@@ -506,12 +532,11 @@ async fn two_services_on_one_redis_decide_alike_fail_closed_alike_and_outlive_ea
         assert_eq!(served.keda_metric().await.unwrap(), 5);
     }
 
-    // A admits 3 -> 5: B stands on the admitted count at once, its collector's reads of the old
-    // count are refused, and neither KEDA scaler goes back to 3 ...
-    let response = a.admit(3, 5);
-    assert_eq!(response["allowed"], true, "{response}");
+    // A's Envoy gate admits 3 -> 5: B stands on the admitted count at once, its collector's
+    // reads of the old count are refused, and neither KEDA scaler goes back to 3 ...
+    a.scale("req-3-5", 5).await.allowed();
     // ... even when a collector that read 3 before the admission writes it after (the state a
-    // lost race between one replica's collector and another's webhook leaves in Redis).
+    // lost race between one replica's collector and another's gate leaves in Redis).
     let raced =
         redis.command(&["SET", "scale-units:{zentinelle/gateway}:replicas", &collected_count(3, 0, 8), "PX", "8000"]);
     assert_eq!(raced, "+OK");
@@ -599,12 +624,12 @@ async fn two_services_on_one_redis_decide_alike_fail_closed_alike_and_outlive_ea
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The window an unauthenticated admission leaves (docs/DECISIONS.md, "Who may start a
-/// cooldown"): the review is judged and answered, but nothing in it is taken as evidence, so until
-/// the collector reads the new count the decision (and KEDA) stands on the old one; an
-/// authenticated review closes the window.
+/// The window a review leaves (issue 37: a review records nothing, authenticated or not): the
+/// review is judged and answered, but nothing in it is taken as evidence, so until the collector
+/// reads the new count the decision (and KEDA) stands on the old one. In Kubernetes mode the watch
+/// closes it (tests/kubernetes); here a change the Envoy gate admits does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unauthenticated_admission_moves_no_count_and_an_authenticated_one_closes_the_window() {
+async fn a_review_moves_no_count_with_the_token_or_without_and_an_admitted_envoy_call_closes_the_window() {
     let dir = temp_dir("window");
     let units = dir.join("units");
     std::fs::create_dir_all(&units).unwrap();
@@ -632,14 +657,21 @@ async fn an_unauthenticated_admission_moves_no_count_and_an_authenticated_one_cl
     };
     scale_up_at_3();
 
-    // Without the token: allowed (the decision at 3 asks for 5), but neither the cooldown nor the
-    // count is taken from it — a forged review must not move or freeze anything.
-    let response = served.admit_as(3, 5, "00000000-0000-4000-8000-00000000000a", None);
-    assert_eq!(response["allowed"], true, "{response}");
-    let (_, unit) = served.unit();
-    assert_eq!(unit["evidence"]["replicas"]["count"], 3, "{unit}");
-    assert_eq!(unit["last_action"]["source"], "unknown", "no cooldown from it: {unit}");
-    assert_eq!(served.keda_metric().await.unwrap(), 5, "the decision at 3 still asks for 5");
+    // Without the token and with it: allowed (the decision at 3 asks for 5), answered with the
+    // decision's id either way, and neither the cooldown nor the count is taken from it — a
+    // review must not move or freeze anything.
+    for (uid, token) in [
+        ("00000000-0000-4000-8000-00000000000a", None),
+        ("00000000-0000-4000-8000-00000000000b", Some("window-test-token")),
+    ] {
+        let response = served.admit_as(3, 5, uid, token);
+        assert_eq!(response["allowed"], true, "{response}");
+        assert!(response["auditAnnotations"]["decision-id"].as_str().is_some(), "{response}");
+        let (_, unit) = served.unit();
+        assert_eq!(unit["evidence"]["replicas"]["count"], 3, "{token:?}: {unit}");
+        assert_eq!(unit["last_action"]["source"], "unknown", "{token:?}: no cooldown from it: {unit}");
+        assert_eq!(served.keda_metric().await.unwrap(), 5, "the decision at 3 still asks for 5");
+    }
     // The window: the demand falls before the workload's new count is read. The decision stands
     // on the collected 3 and KEDA answers 3; the HPA's 5 -> 3 is then judged by the webhook at
     // the real count, 5.
@@ -650,12 +682,11 @@ async fn an_unauthenticated_admission_moves_no_count_and_an_authenticated_one_cl
     });
     assert_eq!(served.keda_metric().await.unwrap(), 3);
 
-    // With the token: the admitted 5 is the count at once, the cooldown counts from it, and the
-    // same fall of the demand while the workload still reads 3 leaves KEDA at 5.
+    // Through the Envoy gate: the admitted 5 is the count at once, the cooldown counts from it,
+    // and the same fall of the demand while the workload still reads 3 leaves KEDA at 5.
     exporter.set(Some(&exposition(3, &["640"], 0)));
     scale_up_at_3();
-    let response = served.admit_as(3, 5, "00000000-0000-4000-8000-00000000000b", Some("window-test-token"));
-    assert_eq!(response["allowed"], true, "{response}");
+    served.scale("req-window", 5).await.allowed();
     let (_, unit) = served.unit();
     assert_eq!(unit["evidence"]["replicas"]["count"], 5, "{unit}");
     assert_eq!(unit["last_action"]["source"], "admission", "{unit}");

@@ -1,10 +1,13 @@
 //! The attacks of issue 19, performed against the real binary (`scale-units serve`) on loopback,
-//! each seen to fail: a forged admission review that would start a cooldown or read a decision
-//! (without a token, with a wrong one, under `--webhook-dry-run`, without the API server's client
-//! certificate), a
+//! each seen to fail: a forged admission review that would start a cooldown (without a token,
+//! with a wrong one, under `--webhook-dry-run`, without the API server's client certificate), a
 //! KEDA listener outside loopback without client certificates, open reads of internals,
 //! oversized bodies sent in parallel to grow the process, a unit defined by two contract files,
 //! and a FIFO and a link to a device in the watched folder.
+//!
+//! Since issue 37 a review records nothing, authenticated or not (the Kubernetes watch is the
+//! record), so a forged review is answered like any other — its answer, reasons and decision id
+//! included, goes only to whoever sent it — and the audit log says whether it authenticated.
 #![allow(
     clippy::panic,
     clippy::expect_used,
@@ -38,6 +41,31 @@ const BEARER: &str = "Bearer security-test-token";
 /// `scale-units serve ARGS`, owning `dir`.
 fn serve(dir: &Path, args: &[&str]) -> Served {
     Serve::new(args).owning(dir).start()
+}
+
+/// `scale-units serve ARGS`, owning `dir`, its audit log in `dir/audit.jsonl`.
+fn serve_audited(dir: &Path, args: &[&str]) -> Served {
+    Serve::audited(&dir.join("audit.jsonl"), args).owning(dir).start()
+}
+
+/// The first `count` admission lines of `dir/audit.jsonl` (written by a task of their own: waited
+/// for, at most 10 s).
+async fn admission_lines(dir: &Path, count: usize) -> Vec<Value> {
+    let audit = dir.join("audit.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let lines: Vec<Value> = std::fs::read_to_string(&audit)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|line| line["source"] == "admission")
+            .collect();
+        if lines.len() >= count {
+            return lines;
+        }
+        assert!(Instant::now() < deadline, "{} admission lines of {count}: {lines:?}", lines.len());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A folder with `shop/gateway`'s contract (the example's cooldowns: 60 s up, 300 s down), a
@@ -97,10 +125,10 @@ async fn decision_at_3(address: SocketAddr, server: &CertificateDer<'static>, to
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_admission_review_without_the_token_starts_no_cooldown_and_learns_no_decision() {
+async fn an_admission_review_without_the_token_starts_no_cooldown_and_is_audited_as_unauthenticated() {
     let (dir, cert) = webhook_dir("security-token");
     // Outside loopback (every address): the token is required, here on the webhook too.
-    let served = serve(
+    let served = serve_audited(
         &dir,
         &[
             "--listen",
@@ -125,25 +153,26 @@ async fn an_admission_review_without_the_token_starts_no_cooldown_and_learns_no_
     until_scale_up(address, &cert, true).await;
 
     // The attack: a forged review 3 -> 4, without a token and with a wrong one. It is judged
-    // (allowed: the decision goes up) but recorded nowhere, and says nothing of the decision.
+    // (allowed: the decision goes up) and answered like any review, with the decision's id, but
+    // recorded nowhere.
     let forged = scale_review("uid-forged", "shop", "gateway", "deployments", 3, 4).to_string();
     for headers in [&[][..], &[("authorization", "Bearer not-the-token")][..]] {
         let (status, body) = https(address, &cert, None, "POST", "/v1/admission", headers, &forged).await.unwrap();
         assert_eq!(status, 200, "{body}");
         let (allowed, _, warnings, id) = verdict(&serde_json::from_str(&body).unwrap());
-        assert!(allowed && id.is_none(), "{body}");
-        assert!(warnings.len() == 1 && warnings[0].contains("did not authenticate"), "{warnings:?}");
+        assert!(allowed && id.as_deref().is_some_and(|id| id.starts_with("scale-decision:")), "{body}");
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
-    // A forged review the decision denies: the denial names no decision, reason or bound.
+    // A forged review the decision denies: the denial carries the decision's reasons, bound and
+    // id, as any review's does (the answer goes only to its sender).
     let probe = scale_review("uid-probe", "shop", "gateway", "deployments", 3, 12).to_string();
     let (status, body) = https(address, &cert, None, "POST", "/v1/admission", &[], &probe).await.unwrap();
     assert_eq!(status, 200, "{body}");
     let (allowed, message, _, id) = verdict(&serde_json::from_str(&body).unwrap());
-    assert!(!allowed && id.is_none(), "{body}");
-    assert!(message.contains("authenticated reviews only"), "{message}");
-    for secret in ["scale_up", "decision", "at most", "max_replicas", "scale-decision:"] {
-        assert!(!body.contains(secret), "{secret} revealed: {body}");
-    }
+    let id = id.unwrap_or_else(|| panic!("no decision id: {body}"));
+    assert!(!allowed, "{body}");
+    assert!(message.contains("3 -> 12 replicas denied: the decision is scale_up to at most"), "{message}");
+    assert!(message.contains("; reasons: ") && message.contains(&format!("decision {id}")), "{message}");
     // No cooldown started: the decision is still the scale-up.
     let (action, desired, reasons) = decision_at_3(address, &cert, true).await;
     assert_eq!(action, "scale_up", "a forged review changed the decision: {reasons}");
@@ -155,10 +184,32 @@ async fn an_admission_review_without_the_token_starts_no_cooldown_and_learns_no_
     assert_eq!(status, 200, "{body}");
     let (allowed, message, _, id) = verdict(&serde_json::from_str(&body).unwrap());
     assert!(allowed && id.is_some(), "{message}");
-    // ... and, enforced, it starts the cooldown as it should.
+    // ... and records nothing either: the cooldown starts from the change the watch sees, never
+    // from a review.
     let (action, _, reasons) = decision_at_3(address, &cert, true).await;
-    assert_eq!(action, "hold", "{reasons}");
-    assert!(reasons.contains("cooldown"), "{reasons}");
+    assert_eq!(action, "scale_up", "a review started a cooldown: {reasons}");
+
+    // The audit log tells them apart: the three forged reviews did not authenticate (their user
+    // a claim, the caller its address), the genuine one did.
+    let lines = admission_lines(&dir, 4).await;
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    for (line, uid) in lines[..3].iter().zip(["uid-forged", "uid-forged", "uid-probe"]) {
+        assert_eq!(line["detail"]["uid"], uid, "{line}");
+        assert_eq!(line["detail"]["authenticated"], false, "{line}");
+        assert_eq!(line["detail"]["unauthenticated_attempt"], true, "{line}");
+        assert_eq!(
+            line["detail"]["claimed_user"]["username"], "system:serviceaccount:kube-system:horizontal-pod-autoscaler",
+            "{line}"
+        );
+        assert!(line["caller"]["username"].is_null(), "the user is a claim, not the caller: {line}");
+        assert!(line["caller"]["address"].as_str().is_some_and(|peer| peer.starts_with("127.0.0.1:")), "{line}");
+    }
+    assert_eq!(lines[2]["allowed"], false, "{}", lines[2]);
+    assert_eq!(
+        (lines[3]["detail"]["uid"].as_str(), lines[3]["detail"]["authenticated"].as_bool()),
+        (Some("uid-genuine"), Some(true))
+    );
+    assert!(lines[3]["detail"]["claimed_user"].is_null(), "{}", lines[3]);
 
     // Open reads: health, readiness and metrics only; policies and units need the token.
     for (path, expected) in
@@ -210,7 +261,12 @@ async fn a_dry_run_review_never_starts_a_cooldown() {
         let (status, body) =
             https(address, &cert, None, "POST", "/v1/admission", &[], &review.to_string()).await.unwrap();
         assert_eq!(status, 200, "{body}");
-        assert!(verdict(&serde_json::from_str(&body).unwrap()).0, "dry run allows: {body}");
+        let (allowed, _, warnings, _) = verdict(&serde_json::from_str(&body).unwrap());
+        assert!(allowed, "dry run allows: {body}");
+        // The enforced unit is answered as Warn: what would have been denied says so.
+        let nonsense = review["request"]["uid"] == "uid-nonsense";
+        let would_deny = warnings.iter().any(|warning| warning.starts_with("scale-units (Warn mode), would deny: "));
+        assert_eq!(would_deny, nonsense, "{warnings:?}");
     }
     let (action, _, reasons) = decision_at_3(address, &cert, false).await;
     assert_eq!(action, "scale_up", "a dry run started a cooldown: {reasons}");
@@ -221,7 +277,7 @@ async fn the_api_servers_client_certificate_authenticates_its_reviews() {
     let (dir, cert) = webhook_dir("security-client-ca");
     let authority = Authority::new("kube-apiserver client CA");
     std::fs::write(dir.join("client-ca.crt"), authority.issuer.pem()).unwrap();
-    let served = serve(
+    let served = serve_audited(
         &dir,
         &[
             "--listen",
@@ -245,27 +301,45 @@ async fn the_api_servers_client_certificate_authenticates_its_reviews() {
     until_scale_up(address, &cert, false).await;
     let review = scale_review("uid-1", "shop", "gateway", "deployments", 3, 4).to_string();
 
-    // Probes present no certificate and are answered; a review without one is judged, not
-    // recorded, and answered without details.
+    // Probes present no certificate and are answered; a review without one is judged and
+    // answered like any other (with the decision's id), and not recorded.
     let (status, _) = https(address, &cert, None, "GET", "/health", &[], "").await.unwrap();
     assert_eq!(status, 200);
     let (status, body) = https(address, &cert, None, "POST", "/v1/admission", &[], &review).await.unwrap();
     assert_eq!(status, 200, "{body}");
     let (allowed, _, warnings, id) = verdict(&serde_json::from_str(&body).unwrap());
-    assert!(allowed && id.is_none() && warnings[0].contains("did not authenticate"), "{body}");
+    assert!(allowed && id.is_some() && warnings.is_empty(), "{body}");
     // A certificate from another CA does not get past the handshake.
     let stranger = Authority::new("someone else").client("kube-apiserver");
     let refused = https(address, &cert, Some(stranger), "POST", "/v1/admission", &[], &review).await;
     assert!(refused.is_err(), "{refused:?}");
     assert_eq!(decision_at_3(address, &cert, false).await.0, "scale_up", "nothing was recorded");
 
-    // The API server's certificate: judged, allowed, recorded.
+    // The API server's certificate: judged, allowed, and recorded nowhere either (a review is a
+    // question; the watch is the record).
     let apiserver = authority.client("kube-apiserver");
     let (status, body) = https(address, &cert, Some(apiserver), "POST", "/v1/admission", &[], &review).await.unwrap();
     assert_eq!(status, 200, "{body}");
     let (allowed, message, _, id) = verdict(&serde_json::from_str(&body).unwrap());
     assert!(allowed && id.is_some(), "{message}");
-    assert_eq!(decision_at_3(address, &cert, false).await.0, "hold", "the admitted change starts the cooldown");
+    assert_eq!(decision_at_3(address, &cert, false).await.0, "scale_up", "a review started a cooldown");
+
+    // What the certificate changes is what the audit log can vouch for: the review without it
+    // did not authenticate (its user a claim), the one with it did (its user the caller's).
+    let lines = admission_lines(&dir, 2).await;
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(
+        (lines[0]["detail"]["authenticated"].as_bool(), lines[1]["detail"]["authenticated"].as_bool()),
+        (Some(false), Some(true))
+    );
+    assert_eq!(lines[0]["detail"]["unauthenticated_attempt"], true, "{}", lines[0]);
+    assert!(lines[0]["caller"]["username"].is_null(), "{}", lines[0]);
+    assert_eq!(
+        lines[1]["caller"]["username"], "system:serviceaccount:kube-system:horizontal-pod-autoscaler",
+        "{}",
+        lines[1]
+    );
+    assert!(lines[1]["detail"]["claimed_user"].is_null(), "{}", lines[1]);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The attacks of issue 25 ("security, round two"), performed against the real binary
 //! (`scale-units serve`) on loopback, each seen to fail, with its figure: idle sockets held against
 //! the webhook's port from one address and from many, padded reviews posted at once, anonymous
-//! reviews claiming the break-glass group or a recovery, one role's token on another role's
+//! reviews claiming the break-glass group or a recovery (answered like any review, recorded
+//! nowhere, audited as unauthenticated), one role's token on another role's
 //! routes, unbounded pins, caches and sources files, and JSON with duplicate keys.
 #![allow(
     clippy::panic,
@@ -375,7 +376,7 @@ fn admission_lines(path: &Path) -> Vec<Value> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn anonymous_reviews_neither_override_nor_recover_and_are_logged_with_their_address() {
+async fn anonymous_reviews_are_answered_like_any_other_record_nothing_and_are_logged_with_their_address() {
     let setup = Setup::new("security2-anonymous");
     let audit = setup.dir.join("audit.jsonl");
     let served = Serve::audited(&audit, setup.webhook_args()).args(deployment_limits()).owning(&setup.dir).start();
@@ -390,16 +391,25 @@ async fn anonymous_reviews_neither_override_nor_recover_and_are_logged_with_thei
 
     // Alice, claiming the break-glass group, 3 -> 12 (no evidence: blocked, denied); and a forged
     // 1 -> 2 (below min_replicas 2: a recovery) — both without the API server's certificate.
+    // Since issue 37 a review records nothing, so the claim is judged from the review's userInfo
+    // like any other: the override and the recovery are in their answers, which go only to their
+    // sender (the override that counts is the one the Kubernetes watch sees applied).
     let mut glass = scale_review("uid-glass", "shop", "gateway", "deployments", 3, 12);
     glass["request"]["userInfo"] = json!({"username": "alice", "groups": ["scale-units:break-glass"]});
     let recovery = scale_review("uid-recovery", "shop", "gateway", "deployments", 1, 2);
     let (status, body) =
         https(address, &setup.server, None, "POST", "/v1/admission", &[], &glass.to_string()).await.unwrap();
     assert_eq!(status, 200);
-    assert!(!verdict(&serde_json::from_str(&body).unwrap()).0, "no override: {body}");
+    let (allowed, _, warnings, _) = verdict(&serde_json::from_str(&body).unwrap());
+    assert!(allowed, "overridden in its answer: {body}");
+    assert!(
+        warnings.iter().any(|warning| warning.contains("OVERRIDE by alice (group scale-units:break-glass")),
+        "{warnings:?}"
+    );
     let (status, body) =
         https(address, &setup.server, None, "POST", "/v1/admission", &[], &recovery.to_string()).await.unwrap();
     assert_eq!(status, 200, "{body}");
+    assert!(verdict(&serde_json::from_str(&body).unwrap()).0, "a recovery in its answer: {body}");
     // A token of another role (the read role's) authenticates no review either.
     let read = [("authorization", "Bearer read-token")];
     let (status, _) =
@@ -412,9 +422,19 @@ async fn anonymous_reviews_neither_override_nor_recover_and_are_logged_with_thei
         "after 3 anonymous reviews: overrides {}, recoveries {}, unauthenticated {attempts}",
         counted.0, counted.1
     );
-    assert_eq!(counted, (0.0, 0.0), "{text}");
+    // The counters count answers: two overrides answered (Alice twice), one recovery.
+    assert_eq!(counted, (2.0, 1.0), "{text}");
     assert_eq!(attempts, 3.0);
-    // The audit log: attempts with their address, Alice a claim, never an override or a recovery.
+    // Nothing recorded: the state folder's journal is empty, no last action known.
+    let (status, unit) =
+        https(address, &setup.server, None, "GET", "/v1/units/shop/gateway?replicas=3", &read, "").await.unwrap();
+    assert_eq!(status, 200, "{unit}");
+    let unit: Value = serde_json::from_str(&unit).unwrap();
+    assert_eq!(unit["journal"]["store"], "state-dir", "{unit}");
+    assert_eq!(unit["journal"]["entries"], json!([]), "{unit}");
+    assert_eq!(unit["last_action"]["source"], "unknown", "{unit}");
+    // The audit log: attempts with their address, Alice a claim — her override and the recovery
+    // logged as what they were answered, on lines that say they did not authenticate.
     let lines = tokio::task::spawn_blocking({
         let audit = audit.clone();
         move || {
@@ -432,18 +452,23 @@ async fn anonymous_reviews_neither_override_nor_recover_and_are_logged_with_thei
     .unwrap();
     assert_eq!(lines.len(), 3, "{lines:?}");
     for line in &lines {
-        assert!(line["override"].is_null(), "{line}");
-        assert_eq!(line["detail"]["recovery"], false, "{line}");
+        assert_eq!(line["allowed"], true, "{line}");
         assert_eq!(line["detail"]["authenticated"], false, "{line}");
         assert_eq!(line["detail"]["unauthenticated_attempt"], true, "{line}");
         assert!(line["caller"]["address"].as_str().is_some_and(|peer| peer.starts_with("127.0.0.1:")), "{line}");
         assert!(line["caller"]["username"].is_null(), "the user is a claim, not the caller: {line}");
     }
-    assert_eq!(lines[0]["detail"]["claimed_user"]["username"], "alice");
-    assert_eq!(lines[0]["detail"]["claimed_override"], true);
+    for glass in [&lines[0], &lines[2]] {
+        assert_eq!(glass["detail"]["claimed_user"]["username"], "alice", "{glass}");
+        assert_eq!(glass["detail"]["claimed_override"], true, "{glass}");
+        assert_eq!(glass["override"]["group"], "scale-units:break-glass", "{glass}");
+        assert_eq!(glass["detail"]["recovery"], false, "{glass}");
+    }
+    assert_eq!(lines[1]["detail"]["recovery"], true, "{}", lines[1]);
+    assert!(lines[1]["override"].is_null(), "{}", lines[1]);
 
-    // The same reviews with the API server's certificate: the override and the recovery stand,
-    // counted and audited (what the anonymous ones could not do).
+    // The same reviews with the API server's certificate: the same answers, counted and audited
+    // as authenticated (the user the caller's, no claim).
     let apiserver = setup.apiserver.client("kube-apiserver");
     glass["request"]["uid"] = json!("uid-glass-2");
     let (_, body) = https(
@@ -463,7 +488,27 @@ async fn anonymous_reviews_neither_override_nor_recover_and_are_logged_with_thei
         .unwrap();
     assert!(verdict(&serde_json::from_str(&body).unwrap()).0, "recovered: {body}");
     let text = metrics().await;
-    assert_eq!((sample(&text, overrides), sample(&text, recoveries)), (1.0, 1.0), "{text}");
+    assert_eq!((sample(&text, overrides), sample(&text, recoveries)), (3.0, 2.0), "{text}");
+    assert_eq!(sample(&text, "scale_units_admission_unauthenticated_total"), 3.0, "{text}");
+    let lines = tokio::task::spawn_blocking(move || {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let lines = admission_lines(&audit);
+            if lines.len() >= 5 || Instant::now() > deadline {
+                return lines;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    for line in &lines[3..] {
+        assert_eq!(line["detail"]["authenticated"], true, "{line}");
+        assert!(line["detail"]["claimed_user"].is_null(), "{line}");
+    }
+    assert_eq!(lines[3]["caller"]["username"], "alice", "{}", lines[3]);
+    assert_eq!(lines[3]["override"]["by"], "alice", "{}", lines[3]);
 }
 
 /// The bearer header of a role's token (the files of [`Setup`]).
@@ -483,7 +528,8 @@ async fn each_roles_token_is_refused_on_the_other_roles_routes() {
     ] {
         args.extend([flag.to_owned(), setup.path(file)]);
     }
-    let served = Serve::new(&args).owning(&setup.dir).start();
+    let audit = setup.dir.join("audit.jsonl");
+    let served = Serve::audited(&audit, &args).owning(&setup.dir).start();
     let address = served.http;
     let (status, listing) = http(address, "GET", "/v1/policies", &[("authorization", &bearer("read"))], b"").await;
     assert_eq!(status, 200, "{listing}");
@@ -514,13 +560,32 @@ async fn each_roles_token_is_refused_on_the_other_roles_routes() {
         }
     }
     eprintln!("{refused} calls with another role's token, {refused} refused");
-    // An admission review authenticates with the push role's token, not with the admin's.
-    let review = scale_review("uid-roles", "shop", "gateway", "deployments", 3, 3).to_string();
-    for (token, authenticated) in [("admin", false), ("read", false), ("push", true)] {
+    // An admission review authenticates with the push role's token, not with the admin's: each
+    // is answered alike, and its audit line says which authenticated.
+    let tokens = [("admin", false), ("read", false), ("push", true)];
+    for (token, _) in tokens {
+        let review = scale_review(&format!("uid-{token}"), "shop", "gateway", "deployments", 3, 3).to_string();
         let (status, answer) =
             http(address, "POST", "/v1/admission", &[("authorization", &bearer(token))], review.as_bytes()).await;
         assert_eq!(status, 200);
-        assert_eq!(!answer.contains("did not authenticate"), authenticated, "{token}: {answer}");
+        assert!(verdict(&serde_json::from_str(&answer).unwrap()).0, "{token}: {answer}");
+    }
+    let lines = tokio::task::spawn_blocking(move || {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let lines = admission_lines(&audit);
+            if lines.len() >= tokens.len() || Instant::now() > deadline {
+                return lines;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(lines.len(), tokens.len(), "{lines:?}");
+    for (line, (token, authenticated)) in lines.iter().zip(tokens) {
+        assert_eq!(line["detail"]["uid"], format!("uid-{token}"), "{line}");
+        assert_eq!(line["detail"]["authenticated"], authenticated, "{token}: {line}");
     }
 
     // One token for two roles would open both's routes: refused before anything is bound.

@@ -193,8 +193,9 @@ impl Drop for Served {
 
 /// The binary started by `script` (sh) in a user and mount namespace of its own (`unshare -rm`, to
 /// mount a small tmpfs): `sh -c SCRIPT sh ARGS… BINARY`. The script prints `pid N` and lets the
-/// service's `listening on` through (exit 90 when it cannot mount); its other lines are read
-/// with [`Self::next_line`].
+/// service's `listening on` through (and `envoy ext_authz listening on`, when it gives
+/// `--envoy-listen`; exit 90 when it cannot mount); its other lines are read with
+/// [`Self::next_line`].
 pub struct Namespaced {
     child: Child,
     stderr: JoinHandle<String>,
@@ -203,6 +204,8 @@ pub struct Namespaced {
     pub pid: u32,
     /// The service's HTTP listener.
     pub http: SocketAddr,
+    /// The service's Envoy ext_authz listener, when the script starts it with `--envoy-listen`.
+    pub envoy: Option<SocketAddr>,
 }
 
 impl Namespaced {
@@ -235,12 +238,15 @@ impl Namespaced {
                 line.clear();
             }
         });
-        let mut served = Self { child, stderr, lines, pid: 0, http: SocketAddr::from(([127, 0, 0, 1], 0)) };
+        let mut served =
+            Self { child, stderr, lines, pid: 0, http: SocketAddr::from(([127, 0, 0, 1], 0)), envoy: None };
         let (mut pid, mut http) = (None, None);
         while pid.is_none() || http.is_none() {
             let line = served.next_line();
             if let Some(rest) = line.strip_prefix("pid ") {
                 pid = Some(rest.parse::<u32>().unwrap());
+            } else if let Some(rest) = line.strip_prefix("envoy ext_authz listening on ") {
+                served.envoy = Some(rest.parse::<SocketAddr>().unwrap());
             } else if let Some(rest) = line.strip_prefix("listening on ") {
                 http = Some(rest.parse::<SocketAddr>().unwrap());
             } else {
