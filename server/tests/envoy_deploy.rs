@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use scale_units_server::envoy::load_routes;
+use scale_units_server::envoy::{Decoder, load_routes};
 use serde_json::Value;
 
 fn file(name: &str) -> PathBuf {
@@ -87,8 +87,25 @@ fn the_envoy_gateway_policy_fails_closed_and_sends_the_body() {
 #[test]
 fn the_shipped_routes_file_loads() {
     let routes = load_routes(&file("routes.yaml")).unwrap();
-    let docker = routes.matching("POST", "/v1.45/services/web/update").unwrap();
-    assert_eq!(docker.unit, "swarm/web");
-    assert_eq!(routes.matching("POST", "/v1/job/api/scale").unwrap().unit, "nomad/api");
-    assert_eq!(routes.matching("POST", "/v2/pools/gpu/size").unwrap().replicas, "/size");
+    // The Docker CLI's path names the service by its ID; the unit is the body's Name.
+    let docker = routes.matching("POST", "/v1.45/services/9xp1ihyk7tkqsffc1dzl04ndf/update").unwrap();
+    assert_eq!(docker.decoder, Decoder::Go);
+    assert_eq!(docker.resolve(br#"{"Name":"web","Mode":{"Replicated":{"Replicas":5}}}"#).unwrap(), "swarm/web");
+    let nomad = routes.matching("POST", "/v1/job/api/scale").unwrap();
+    assert_eq!((nomad.unit.as_str(), nomad.decoder), ("nomad/api", Decoder::Go));
+    let kubernetes = routes.matching("PATCH", "/apis/apps/v1/namespaces/shop/deployments/web/scale").unwrap();
+    assert_eq!((kubernetes.unit.as_str(), kubernetes.decoder), ("shop/web", Decoder::Kubernetes));
+    let pool = routes.matching("POST", "/v2/pools/gpu/size").unwrap();
+    assert_eq!((pool.replicas.as_str(), pool.decoder), ("/size", Decoder::Strict));
+}
+
+#[test]
+fn the_quick_start_contract_and_observations_are_what_the_service_reads() {
+    let dir = file("quickstart");
+    let contract: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(dir.join("units/swarm.web.yaml")).unwrap()).unwrap();
+    scale_units_core::validate_contract_json(&contract.to_string()).unwrap_or_else(|error| panic!("{error}"));
+    let observations = std::fs::read_to_string(dir.join("observations.json")).unwrap();
+    let observations: Value = serde_json::from_str(&observations).unwrap();
+    assert_eq!(observations["current_replicas"], 3, "the replica count is evidence too");
 }
