@@ -131,11 +131,14 @@ envoy-setup:
 	"$(ENVOY_BIN)" --version | grep -q '/1.40.0/'
 
 ## Scale calls through the real Envoy to a recording actuator, checked by the real binary
-## (cli/tests/envoy.rs; the Envoy-stats scenario scrapes Envoy with a real Prometheus).
+## (cli/tests/envoy.rs; the Envoy-stats scenario scrapes Envoy with a real Prometheus; docs/envoy.md's
+## quick start as written). The server's lib tests include the differential test of the gate's
+## body reading against the actuators' real decoders (tests/envoy-decoders, built with Go).
 test-envoy: component envoy-setup prometheus-setup
-	SCALE_UNITS_ENVOY="$(ENVOY_BIN)" $(CARGO) test --locked -p scale-units-cli --test envoy --test envoy_stats
+	SCALE_UNITS_ENVOY="$(ENVOY_BIN)" $(CARGO) test --locked -p scale-units-cli --test envoy --test envoy_stats --test envoy_quickstart
 	$(CARGO) test --locked -p scale-units-server --lib envoy
 	$(CARGO) test --locked -p scale-units-server --test envoy_deploy
+	cd tests/envoy-decoders && test -z "$$(gofmt -l .)" && go vet ./...
 
 ## Requests per second and the latency the check adds through the real Envoy, with and without
 ## the ext_authz filter, at 1, 16 and 64 clients (wrk from Debian; figures go into BENCHMARKS.md).
