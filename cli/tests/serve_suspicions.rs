@@ -1,7 +1,8 @@
 //! The suspicions of issue 19, each attack performed against the real binary (`scale-units
 //! serve`) on loopback: KEDA streams held open past any cap while other callers wait, KEDA and
 //! admission evaluations outside `--workers`, a StatefulSet named like a Deployment's unit
-//! reading its decision and starting its cooldown, and `SCALE_UNITS_TOKEN` with a line feed.
+//! reading its decision (a review records nothing since issue 37: what starts a cooldown here is
+//! a change the Envoy gate admits), and `SCALE_UNITS_TOKEN` with a line feed.
 #![allow(
     clippy::panic,
     clippy::expect_used,
@@ -11,6 +12,7 @@
 )]
 
 mod binary;
+mod ext_authz;
 #[path = "../../server/tests/support/mod.rs"]
 mod support;
 
@@ -176,12 +178,18 @@ async fn decision_at_3(address: SocketAddr, unit: &str) -> (String, u64, String)
     )
 }
 
-/// Posts a review with the token (an authenticated review, which records).
+/// Posts a review with the token (authenticated: since issue 37 it records nothing either way).
 async fn review(address: SocketAddr, review: &Value) -> (bool, String, Vec<String>, Option<String>) {
     let (status, body) =
         http(address, "POST", "/v1/admission", &[("authorization", BEARER)], &review.to_string()).await;
     assert_eq!(status, 200, "{body}");
     verdict(&serde_json::from_str(&body).unwrap())
+}
+
+/// The Envoy gate's answer to `PUT …/{resource}/{name}/scale` of `unit` to `replicas`.
+async fn gate(envoy: SocketAddr, id: &str, resource: &str, unit: &str, replicas: i64) -> ext_authz::Checked {
+    let request = ext_authz::workload_scale_request(id, resource, unit, u64::try_from(replicas).unwrap());
+    ext_authz::check(envoy, request).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -202,20 +210,20 @@ async fn a_statefulset_named_like_a_deployments_unit_neither_reads_its_decision_
         }
     }
     std::fs::write(dir.join("token"), TOKEN).unwrap();
-    let served = serve(
-        &dir,
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--units",
-            contracts.to_str().unwrap(),
-            "--token-file",
-            dir.join("token").to_str().unwrap(),
-        ],
-        &[],
-        false,
-    );
-    let address = served.http;
+    let served = Serve::new([
+        "--listen",
+        "127.0.0.1:0",
+        "--envoy-listen",
+        "127.0.0.1:0",
+        "--units",
+        contracts.to_str().unwrap(),
+        "--token-file",
+        dir.join("token").to_str().unwrap(),
+    ])
+    .owning(&dir)
+    .envoy()
+    .start();
+    let (address, envoy) = (served.http, served.envoy.unwrap());
     for unit in ["gateway", "legacy"] {
         let path = format!("/v1/units/shop/{unit}/observations");
         let (status, body) =
@@ -238,8 +246,7 @@ async fn a_statefulset_named_like_a_deployments_unit_neither_reads_its_decision_
     let desired = i64::try_from(desired).unwrap();
 
     // The attack: the StatefulSet `shop/gateway`, scaled 3 -> desired as the API server sends it.
-    // It is no unit of the Deployment's contract: allowed with a warning, no decision id, and
-    // no cooldown started for the Deployment.
+    // It is no unit of the Deployment's contract: allowed with a warning, no decision id.
     let statefulset = scale_review("uid-sts-1", "shop", "gateway", "statefulsets", 3, desired);
     let (allowed, message, warnings, id) = review(address, &statefulset).await;
     assert!(allowed && id.is_none(), "{message} {warnings:?}");
@@ -249,29 +256,34 @@ async fn a_statefulset_named_like_a_deployments_unit_neither_reads_its_decision_
     let (allowed, _, warnings, id) =
         review(address, &scale_review("uid-sts-2", "shop", "gateway", "statefulsets", 3, 12)).await;
     assert!(allowed && id.is_none(), "{warnings:?}");
-    let (action, _, reasons) = decision_at_3(address, "shop/gateway").await;
-    assert_eq!(action, "scale_up", "the StatefulSet's review started the Deployment's cooldown: {reasons}");
 
-    // The Deployment's own review is judged by the contract and starts the cooldown.
+    // The Deployment's own review is judged by the contract (its decision's id; past
+    // desired_replicas denied) and, as every review since issue 37, records nothing.
     let deployment = scale_review("uid-deploy", "shop", "gateway", "deployments", 3, desired);
     let (allowed, message, _, id) = review(address, &deployment).await;
     assert!(allowed && id.is_some(), "{message}");
-    // (The Deployment's object has moved on since: a review at the very version and count the
-    // admitted change was judged on would show that change never happened and retract it,
-    // docs/DECISIONS.md "Admitted, then refused".)
-    let mut denied = scale_review("uid-deploy-2", "shop", "gateway", "deployments", 3, 12);
-    denied["request"]["oldObject"]["metadata"]["resourceVersion"] = json!("1235");
+    let denied = scale_review("uid-deploy-2", "shop", "gateway", "deployments", 3, 12);
     assert!(!review(address, &denied).await.0, "past desired_replicas is denied for the Deployment");
     let (action, _, reasons) = decision_at_3(address, "shop/gateway").await;
-    assert_eq!((action.as_str(), reasons.contains("cooldown")), ("hold", true), "{reasons}");
+    assert_eq!(action, "scale_up", "a review started the Deployment's cooldown: {reasons}");
 
-    // Without a declared kind, the StatefulSet of the unit's name is judged by its contract and
-    // records for its cooldowns: the documented sharing the declaration removes.
+    // Without a declared kind, the StatefulSet of the unit's name is judged by its contract: the
+    // documented sharing the declaration removes.
     let legacy = scale_review("uid-legacy", "shop", "legacy", "statefulsets", 3, desired);
     let (allowed, message, _, id) = review(address, &legacy).await;
     assert!(allowed && id.is_some(), "{message}");
+    let past = scale_review("uid-legacy-2", "shop", "legacy", "statefulsets", 3, 12);
+    assert!(!review(address, &past).await.0, "past desired_replicas is denied for the legacy StatefulSet");
+    assert_eq!(decision_at_3(address, "shop/legacy").await.0, "scale_up", "a review recorded");
+
+    // What starts a cooldown outside Kubernetes is a change the Envoy gate admits: the
+    // Deployment's scale starts the Deployment's unit's, and the legacy StatefulSet's its unit's.
+    gate(envoy, "req-deploy", "deployments", "shop/gateway", desired).await.allowed();
+    let (action, _, reasons) = decision_at_3(address, "shop/gateway").await;
+    assert_eq!((action.as_str(), reasons.contains("cooldown")), ("hold", true), "{reasons}");
+    gate(envoy, "req-legacy", "statefulsets", "shop/legacy", desired).await.allowed();
     let (action, _, reasons) = decision_at_3(address, "shop/legacy").await;
-    assert_eq!(action, "hold", "{reasons}");
+    assert_eq!((action.as_str(), reasons.contains("cooldown")), ("hold", true), "{reasons}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

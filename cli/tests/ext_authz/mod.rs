@@ -52,6 +52,12 @@ impl Checked {
 
 /// The `CheckRequest` of `PUT …/deployments/{name}/scale` to `replicas`, Envoy's request id `id`.
 pub fn scale_request(id: &str, unit: &str, replicas: u64) -> CheckRequest {
+    workload_scale_request(id, "deployments", unit, replicas)
+}
+
+/// The `CheckRequest` of `PUT …/{resource}/{name}/scale` (`deployments`, `statefulsets`) to
+/// `replicas`, Envoy's request id `id`.
+pub fn workload_scale_request(id: &str, resource: &str, unit: &str, replicas: u64) -> CheckRequest {
     let (namespace, name) = unit.split_once('/').expect("unit is namespace/name");
     let body = json!({
         "kind": "Scale", "apiVersion": "autoscaling/v1",
@@ -61,7 +67,7 @@ pub fn scale_request(id: &str, unit: &str, replicas: u64) -> CheckRequest {
     let http = HttpRequest {
         id: id.to_owned(),
         method: "PUT".to_owned(),
-        path: format!("/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale"),
+        path: format!("/apis/apps/v1/namespaces/{namespace}/{resource}/{name}/scale"),
         host: "kubernetes.default.svc".to_owned(),
         headers: HashMap::from([("content-type".to_owned(), "application/json".to_owned())]),
         raw_body: body.to_string().into_bytes(),
