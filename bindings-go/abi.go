@@ -39,6 +39,7 @@ var errorCodes = AllErrorCodes
 // to one call at a time.
 type instance struct {
 	mod     api.Module
+	kind    int // checkedKind or plainKind
 	memory  api.Memory
 	realloc api.Function
 	funcs   map[string]api.Function

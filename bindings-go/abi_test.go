@@ -78,7 +78,7 @@ func valueTypes(ts []uint8) string {
 func TestErrorLayout(t *testing.T) {
 	ev := testEvaluator(t)
 	ctx := context.Background()
-	in, err := ev.acquire(ctx)
+	in, err := ev.acquire(ctx, checkedKind)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,19 @@ import (
 // JSON text exactly as the component wrote it (SPEC §9). A request the evaluator refuses is an
 // *Error; a call that did not complete is a *GuestError (or a context error).
 func (e *Evaluator) EvaluateJSON(ctx context.Context, request []byte) (string, error) {
-	return e.oneString(ctx, "evaluate-json", request)
+	kind := checkedKind
+	if e.plain != nil && len(request) <= BoundedRequestBytes {
+		kind = plainKind // ChecksAuto: the bundled component's work on it is bounded
+	}
+	var out []string
+	err := e.callOn(ctx, kind, "evaluate-json", func(in *instance) (err error) {
+		out, err = in.resultCall(ctx, "evaluate-json", 1, request)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return out[0], nil
 }
 
 // DeriveJSON returns the derivation of the request's decision as JSON text (DECISIONS.md,

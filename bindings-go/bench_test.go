@@ -68,6 +68,18 @@ func BenchmarkEvaluateJSONWithoutInterruption(b *testing.B) {
 	loop(b, func() error { _, err := ev.EvaluateJSON(ctx, req); return err })
 }
 
+// With the budget, which ChecksAuto leaves out for this request (WithChecks(ChecksBudget)).
+func BenchmarkEvaluateJSONBudget(b *testing.B) {
+	ctx := context.Background()
+	ev, err := NewBundled(ctx, WithChecks(ChecksBudget))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ev.Close(ctx)
+	req := t01(b)
+	loop(b, func() error { _, err := ev.EvaluateJSON(ctx, req); return err })
+}
+
 // With wazero's own checks, the default before issue 41 (WithChecks(ChecksWazero)).
 func BenchmarkEvaluateJSONWazeroChecks(b *testing.B) {
 	ctx := context.Background()

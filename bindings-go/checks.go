@@ -16,12 +16,19 @@ type Checks string
 
 // The Checks an Evaluator runs with.
 const (
-	// ChecksBudget, the default: the core module is given a budget that its function entries,
-	// loop headers and bulk memory operations pay from, in proportion to the code or the bytes
-	// they run; when it is spent the call leaves the compiled code for Go, which checks the
-	// context and stops the call or refills the budget. About 2^20 units (up to 16 MiB of
-	// instructions) run between two checks: the bundled component leaves for Go about once in
-	// three decisions. A core module the rewrite cannot read runs with ChecksWazero instead.
+	// ChecksAuto, the default: ChecksBudget, except on the component this module carries (its
+	// sha256 is ComponentDigest) and wazero's compiler, where EvaluateJSON (and Evaluate) of a
+	// request of at most BoundedRequestBytes runs on a second compilation of the same core
+	// module without checks: the bundled core's work on such a request is bounded, a few
+	// milliseconds at most (DECISIONS.md), so there is nothing for a check to stop.
+	ChecksAuto Checks = "auto"
+	// ChecksBudget: the core module is given a budget that its function entries, loop headers
+	// and bulk memory operations pay from, in proportion to the code or the bytes they run;
+	// when it is spent the call leaves the compiled code for Go, which checks the context and
+	// stops the call or refills the budget. At most 2^20 units (16 MiB of instructions, or
+	// bulk operations over 16 MiB) run between two checks. About a tenth more CPU than no
+	// check on the bundled component. A core module the rewrite cannot read runs with
+	// ChecksWazero instead.
 	ChecksBudget Checks = "budget"
 	// ChecksWazero: wazero's WithCloseOnContextDone, which leaves the compiled code for Go at
 	// every loop iteration (about 9 600 times a decision of the bundled component: several
@@ -33,21 +40,26 @@ const (
 	ChecksNone Checks = "none"
 )
 
-// WithChecks chooses how a running call is stopped by its context (default ChecksBudget).
+// BoundedRequestBytes is the largest request ChecksAuto runs without checks: 64 KiB. A request
+// is a few KB (the reference t01 is 4.5 KB); a larger one runs with the budget.
+const BoundedRequestBytes = 64 << 10
+
+// WithChecks chooses how a running call is stopped by its context (default ChecksAuto).
 // New refuses any other value (a plain error, before it reads the component).
 func WithChecks(c Checks) Option { return func(cfg *config) { cfg.checks = c } }
 
 // WithoutInterruption is WithChecks(ChecksNone): nothing stops a call once it has entered the
-// component. Only for a component whose digest you trust and whose every input is bounded:
-// since ChecksBudget it saves no measurable CPU on the bundled component (BENCHMARKS.md, "Go").
+// component. Only for a component whose digest you trust and whose every input is bounded.
 func WithoutInterruption() Option { return WithChecks(ChecksNone) }
 
-// Checks returns how a running call of this Evaluator is stopped: the Checks asked for, or
-// ChecksWazero where ChecksBudget was asked for a core module the rewrite cannot read.
+// Checks returns how a running call of this Evaluator is stopped: ChecksAuto on the bundled
+// component; ChecksBudget on another (ChecksAuto asked), or ChecksWazero where the rewrite
+// cannot read the core module; otherwise the Checks asked for.
 func (e *Evaluator) Checks() Checks { return e.checks }
 
-// compile makes the runtime and compiles the core module with the Checks cfg asks for.
-func (e *Evaluator) compile(ctx context.Context, cfg *config, core []byte) error {
+// compile makes the runtime and compiles the core module with the Checks cfg asks for; with
+// ChecksAuto on the bundled component, it compiles the plain module beside it.
+func (e *Evaluator) compile(ctx context.Context, cfg *config, core []byte, bundled bool) error {
 	newRuntime := func(closeOnDone bool) wazero.Runtime {
 		rc := wazero.NewRuntimeConfig()
 		if cfg.interpreter {
@@ -65,17 +77,38 @@ func (e *Evaluator) compile(ctx context.Context, cfg *config, core []byte) error
 		e.runtime, e.checks = newRuntime(false), ChecksNone
 		e.compiled, err = e.runtime.CompileModule(ctx, core)
 		return err
-	case ChecksBudget:
-		if b, err := withBudget(core); err == nil {
-			e.runtime, e.checks = newRuntime(false), ChecksBudget
-			listen := experimental.WithFunctionListenerFactory(ctx, tickFactory(b.tick))
-			if e.compiled, err = e.runtime.CompileModule(listen, b.module); err == nil {
-				return nil
-			}
-			// wazero refused the rewritten module: the original, with wazero's checks,
-			// either compiles or gives the error to report.
-			_ = e.runtime.Close(context.Background())
+	case ChecksAuto, ChecksBudget:
+		b, err := withBudget(core)
+		if err != nil {
+			break
 		}
+		e.runtime, e.checks = newRuntime(false), ChecksBudget
+		// The plain module compiles on another goroutine meanwhile (the same runtime: neither
+		// has wazero's checks).
+		var plain wazero.CompiledModule
+		var plainErr error
+		done := make(chan struct{})
+		if cfg.checks == ChecksAuto && bundled && !cfg.interpreter {
+			go func() {
+				defer close(done)
+				plain, plainErr = e.runtime.CompileModule(ctx, core)
+			}()
+		} else {
+			close(done)
+		}
+		listen := experimental.WithFunctionListenerFactory(ctx, tickFactory(b.tick))
+		e.compiled, err = e.runtime.CompileModule(listen, b.module)
+		<-done
+		if err == nil && plainErr == nil {
+			if plain != nil {
+				e.plain, e.checks = plain, ChecksAuto
+			}
+			return nil
+		}
+		// wazero refused a module: the original, with wazero's checks, either compiles or
+		// gives the error to report.
+		e.compiled, e.plain = nil, nil
+		_ = e.runtime.Close(context.Background())
 	}
 	e.runtime, e.checks = newRuntime(true), ChecksWazero
 	e.compiled, err = e.runtime.CompileModule(ctx, core)

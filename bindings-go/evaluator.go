@@ -86,8 +86,12 @@ type Evaluator struct {
 	ownsCache wazero.CompilationCache
 	checks    Checks
 
+	// plain is the bundled component's core module compiled without checks, for the calls
+	// whose work is bounded (ChecksAuto); nil otherwise.
+	plain wazero.CompiledModule
+
 	mu       sync.Mutex
-	idle     []*instance
+	idle     [2][]*instance // idle instances of each kind (checkedKind, plainKind)
 	inflight int
 	closed   bool
 	drained  *sync.Cond
@@ -154,12 +158,12 @@ func DigestOf(b []byte) string {
 // one core module out of the component, refuses imports, another world or an unsupported
 // version (*LoadError), compiles it and instantiates it once to read its Info.
 func New(ctx context.Context, component []byte, opts ...Option) (*Evaluator, error) {
-	cfg := config{memoryLimitPages: DefaultMemoryLimitPages, maxIdle: runtime.GOMAXPROCS(0), checks: ChecksBudget}
+	cfg := config{memoryLimitPages: DefaultMemoryLimitPages, maxIdle: runtime.GOMAXPROCS(0), checks: ChecksAuto}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
 	switch cfg.checks {
-	case ChecksBudget, ChecksWazero, ChecksNone:
+	case ChecksAuto, ChecksBudget, ChecksWazero, ChecksNone:
 	default:
 		return nil, fmt.Errorf("scaleunits: unknown Checks %q", cfg.checks)
 	}
@@ -193,7 +197,7 @@ func New(ctx context.Context, component []byte, opts ...Option) (*Evaluator, err
 		}
 		return nil, err
 	}
-	if err := e.compile(ctx, &cfg, parsed.core); err != nil {
+	if err := e.compile(ctx, &cfg, parsed.core, digest == ComponentDigest()); err != nil {
 		if ctx.Err() != nil {
 			return fail(ctx.Err())
 		}
@@ -202,7 +206,7 @@ func New(ctx context.Context, component []byte, opts ...Option) (*Evaluator, err
 	if err := e.checkExports(); err != nil {
 		return fail(err)
 	}
-	in, err := e.instantiate(ctx)
+	in, err := e.instantiate(ctx, checkedKind)
 	if err != nil {
 		return fail(err)
 	}
@@ -321,8 +325,15 @@ func sameTypes(a, b []api.ValueType) bool {
 // ErrClosed is returned by calls on a closed Evaluator.
 var ErrClosed = fmt.Errorf("scaleunits: evaluator closed")
 
-// acquire takes an idle instance or makes one.
-func (e *Evaluator) acquire(ctx context.Context) (*instance, error) {
+// The kinds of instance: of the module compiled with the Evaluator's Checks, and of the
+// bundled component's module compiled without them (plain).
+const (
+	checkedKind = 0
+	plainKind   = 1
+)
+
+// acquire takes an idle instance of the kind or makes one.
+func (e *Evaluator) acquire(ctx context.Context, kind int) (*instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -333,14 +344,14 @@ func (e *Evaluator) acquire(ctx context.Context) (*instance, error) {
 	}
 	e.inflight++
 	var in *instance
-	if n := len(e.idle); n > 0 {
-		in, e.idle = e.idle[n-1], e.idle[:n-1]
+	if n := len(e.idle[kind]); n > 0 {
+		in, e.idle[kind] = e.idle[kind][n-1], e.idle[kind][:n-1]
 	}
 	e.mu.Unlock()
 	if in != nil {
 		return in, nil
 	}
-	in, err := e.instantiate(ctx)
+	in, err := e.instantiate(ctx, kind)
 	if err != nil {
 		e.release(nil)
 		return nil, err
@@ -352,9 +363,9 @@ func (e *Evaluator) acquire(ctx context.Context) (*instance, error) {
 func (e *Evaluator) release(in *instance) {
 	e.mu.Lock()
 	e.inflight--
-	keep := in != nil && !in.broken && !e.closed && len(e.idle) < e.maxIdle
+	keep := in != nil && !in.broken && !e.closed && len(e.idle[checkedKind])+len(e.idle[plainKind]) < e.maxIdle
 	if keep {
-		e.idle = append(e.idle, in)
+		e.idle[in.kind] = append(e.idle[in.kind], in)
 	}
 	if e.inflight == 0 {
 		e.drained.Broadcast()
@@ -369,7 +380,7 @@ func (e *Evaluator) release(in *instance) {
 func (e *Evaluator) Idle() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.idle)
+	return len(e.idle[checkedKind]) + len(e.idle[plainKind])
 }
 
 // Close waits for the calls in flight, then frees every instance and the compiled module.
@@ -384,8 +395,8 @@ func (e *Evaluator) Close(ctx context.Context) error {
 	for e.inflight > 0 {
 		e.drained.Wait()
 	}
-	idle := e.idle
-	e.idle = nil
+	idle := append(e.idle[checkedKind], e.idle[plainKind]...)
+	e.idle = [2][]*instance{}
 	e.mu.Unlock()
 	for _, in := range idle {
 		in.close()
@@ -397,15 +408,19 @@ func (e *Evaluator) Close(ctx context.Context) error {
 	return err
 }
 
-func (e *Evaluator) instantiate(ctx context.Context) (*instance, error) {
-	mod, err := e.runtime.InstantiateModule(ctx, e.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+func (e *Evaluator) instantiate(ctx context.Context, kind int) (*instance, error) {
+	compiled := e.compiled
+	if kind == plainKind {
+		compiled = e.plain
+	}
+	mod, err := e.runtime.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &GuestError{Function: "instantiate", Message: "stopped", Err: ctx.Err()}
 		}
 		return nil, &GuestError{Function: "instantiate", Message: "the core module could not be instantiated", Err: err}
 	}
-	in := &instance{mod: mod, memory: mod.ExportedMemory("memory"), realloc: mod.ExportedFunction("cabi_realloc"), funcs: map[string]api.Function{}, posts: map[string]api.Function{}}
+	in := &instance{mod: mod, kind: kind, memory: mod.ExportedMemory("memory"), realloc: mod.ExportedFunction("cabi_realloc"), funcs: map[string]api.Function{}, posts: map[string]api.Function{}}
 	for _, spec := range exportSpecs {
 		if !e.has[spec.name] {
 			continue
@@ -419,12 +434,17 @@ func (e *Evaluator) instantiate(ctx context.Context) (*instance, error) {
 	return in, nil
 }
 
-// call runs fn on a pooled instance, releasing it after, broken or not.
+// call runs fn on a pooled instance with the Evaluator's checks, releasing it after, broken or not.
 func (e *Evaluator) call(ctx context.Context, function string, fn func(*instance) error) error {
+	return e.callOn(ctx, checkedKind, function, fn)
+}
+
+// callOn runs fn on a pooled instance of the kind.
+func (e *Evaluator) callOn(ctx context.Context, kind int, function string, fn func(*instance) error) error {
 	if !e.has[function] {
 		return &UnsupportedError{Function: function, WITVersion: e.info.WITVersion}
 	}
-	in, err := e.acquire(ctx)
+	in, err := e.acquire(ctx, kind)
 	if err != nil {
 		return err
 	}

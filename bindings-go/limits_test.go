@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // The bundled component at its input limits. SPEC §3 bounds each list (MAX_OBSERVATIONS 64,
@@ -141,5 +145,105 @@ func TestSlowestCallsStillReturn(t *testing.T) {
 				t.Fatalf("after the call: %v", err)
 			}
 		})
+	}
+}
+
+// The work bound ChecksAuto leans on: the bundled core's work on a request of at most
+// BoundedRequestBytes, counted in the budget's units (deterministic, whatever the machine),
+// for the slowest shapes found at that size. A core whose reading or evaluation grows faster
+// than its input would fail here, and the bound in DECISIONS.md would need its numbers again.
+func TestBoundedRequestsCostAtMost(t *testing.T) {
+	ctx := context.Background()
+	parsed, err := parseComponent(component)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := withBudget(parsed.core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := 0
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	counting := experimental.FunctionListenerFactoryFunc(func(def api.FunctionDefinition) experimental.FunctionListener {
+		if def.Index() != b.tick {
+			return nil
+		}
+		return experimental.FunctionListenerFunc(func(context.Context, api.Module, api.FunctionDefinition, []uint64, experimental.StackIterator) {
+			ticks++
+		})
+	})
+	compiled, err := r.CompileModule(experimental.WithFunctionListenerFactory(ctx, counting), b.module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &Evaluator{runtime: r, compiled: compiled, iface: testEvaluator(t).iface, has: testEvaluator(t).has}
+	in, err := ev.instantiate(ctx, checkedKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := in.mod.(experimental.InternalModule).Global(int(b.budget))
+	cost := func(request []byte) (int64, error) {
+		ticks = 0
+		before := int64(int32(budget.Get()))
+		_, err := in.resultCall(ctx, "evaluate-json", 1, request)
+		return before - int64(int32(budget.Get())) + int64(ticks)*tickBudget, err
+	}
+	reference, err := cost(referenceT01(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := func(build func(n int) []byte) []byte { // the largest n whose text fits
+		n := 1
+		for len(build(2*n)) <= BoundedRequestBytes {
+			n *= 2
+		}
+		for step := n / 2; step > 0; step /= 2 {
+			if len(build(n+step)) <= BoundedRequestBytes {
+				n += step
+			}
+		}
+		return build(n)
+	}
+	// An array of n copies of element, in an unknown field.
+	array := func(element string) []byte {
+		return fit(func(n int) []byte { return []byte(`{"x":[` + strings.Repeat(element+",", n) + `0]}`) })
+	}
+	shapes := map[string][]byte{
+		"keys, no prefix":        fit(func(n int) []byte { return sharedPrefixKeys(n, 0) }),
+		"keys sharing 50 bytes":  fit(func(n int) []byte { return sharedPrefixKeys(n, 50) }),
+		"keys sharing 200 bytes": fit(func(n int) []byte { return sharedPrefixKeys(n, 200) }),
+		"capacities":             fit(func(n int) []byte { return manyCapacities(t, n) }),
+		"escapes":                fit(func(n int) []byte { return []byte(`{"x":"` + strings.Repeat(`\u00e9`, n) + `"}`) }),
+		"zeros":                  array(`0`),
+		"nested arrays":          array(`[[[[[[[[[[]]]]]]]]]]`),
+		"arrays 125 deep":        array(strings.Repeat("[", 125) + strings.Repeat("]", 125)),
+		"empty objects":          array(`{}`),
+		"small objects":          array(`{"a":0}`),
+		"empty strings":          array(`""`),
+		"floats":                 array(`1.7976931348623157e308`),
+		"tiny floats":            array(`2.2250738585072011e-308`),
+		"long integers":          array(`123456789012345678901234567890123456789`),
+	}
+	const bound = 100 // times the reference request's cost
+	for name, request := range shapes {
+		units, err := cost(request)
+		var refused *Error
+		if !errors.As(err, &refused) {
+			t.Fatalf("%s: %v, want an *Error", name, err)
+		}
+		// What the same request takes on the bundled Evaluator, which runs it without checks
+		// (process CPU over 5 calls: on a shared machine the wall time includes waiting).
+		cpu := processCPU()
+		for range 5 {
+			if _, err := testEvaluator(t).EvaluateJSON(ctx, request); !errors.As(err, &refused) {
+				t.Fatalf("%s without checks: %v, want an *Error", name, err)
+			}
+		}
+		t.Logf("%-24s %6d bytes: %10d units, %5.1f× the reference request (%d units); %v CPU a call without checks",
+			name, len(request), units, float64(units)/float64(reference), reference, ((processCPU() - cpu) / 5).Round(time.Microsecond))
+		if units > bound*reference {
+			t.Errorf("%s: %d units, more than %d× the reference request's %d", name, units, bound, reference)
+		}
 	}
 }

@@ -348,6 +348,9 @@ func rewriteBody(body []byte, params uint32, b *budgeted) ([]byte, error) {
 	localsEnd := r.pos
 	var code []instruction
 	var open []int // indices into code of the blocks, loops and ifs not yet ended
+	// The bytes of the loops nested directly in each open loop (and, first, in the function):
+	// a loop's payment, and the entry's, leave those out, as they pay for themselves.
+	nested := []int{0}
 	bulk, ended := false, false
 	for !r.done() {
 		start := r.pos
@@ -358,7 +361,10 @@ func rewriteBody(body []byte, params uint32, b *budgeted) ([]byte, error) {
 		}
 		in := instruction{start: start, end: r.pos, kind: kind}
 		switch kind {
-		case loopStart, blockStart:
+		case loopStart:
+			open = append(open, len(code))
+			nested = append(nested, 0)
+		case blockStart:
 			open = append(open, len(code))
 		case blockEnd:
 			if len(open) == 0 { // the function's own end: the last instruction
@@ -371,7 +377,10 @@ func rewriteBody(body []byte, params uint32, b *budgeted) ([]byte, error) {
 			opened := &code[open[len(open)-1]]
 			open = open[:len(open)-1]
 			if opened.kind == loopStart {
-				opened.weight = units(start - opened.end)
+				inner := nested[len(nested)-1]
+				nested = nested[:len(nested)-1]
+				opened.weight = units(start - opened.end - inner)
+				nested[len(nested)-1] += r.pos - opened.start
 			}
 		case memoryBulk, tableBulk:
 			bulk = true
@@ -390,7 +399,7 @@ func rewriteBody(body []byte, params uint32, b *budgeted) ([]byte, error) {
 	} else {
 		out = append(out, body[:localsEnd]...)
 	}
-	out = b.pay(out, units(len(body)-localsEnd))
+	out = b.pay(out, units(len(body)-localsEnd-nested[0]))
 	for _, in := range code {
 		switch in.kind {
 		case memoryBulk:

@@ -60,6 +60,11 @@ func run(vectorFile string, batches, calls int, out string) error {
 		return err
 	}
 	defer fast.Close(ctx)
+	budget, err := scaleunits.NewBundled(ctx, scaleunits.WithChecks(scaleunits.ChecksBudget))
+	if err != nil {
+		return err
+	}
+	defer budget.Close(ctx)
 	// Before issue 41: wazero's own checks (WithCloseOnContextDone) were the default, and
 	// Evaluate went through encoding/json both ways.
 	before, err := scaleunits.NewBundled(ctx, scaleunits.WithChecks(scaleunits.ChecksWazero))
@@ -67,8 +72,13 @@ func run(vectorFile string, batches, calls int, out string) error {
 		return err
 	}
 	defer before.Close(ctx)
-	if ev.Checks() != scaleunits.ChecksBudget || before.Checks() != scaleunits.ChecksWazero {
-		return fmt.Errorf("checks %s and %s, want %s and %s", ev.Checks(), before.Checks(), scaleunits.ChecksBudget, scaleunits.ChecksWazero)
+	for _, c := range []struct {
+		ev   *scaleunits.Evaluator
+		want scaleunits.Checks
+	}{{ev, scaleunits.ChecksAuto}, {budget, scaleunits.ChecksBudget}, {before, scaleunits.ChecksWazero}, {fast, scaleunits.ChecksNone}} {
+		if c.ev.Checks() != c.want {
+			return fmt.Errorf("checks %s, want %s", c.ev.Checks(), c.want)
+		}
 	}
 	want, err := ev.EvaluateJSON(ctx, request)
 	if err != nil {
@@ -124,6 +134,7 @@ func run(vectorFile string, batches, calls int, out string) error {
 			return nil
 		}},
 		{"EvaluateJSON, WithoutInterruption", "evaluate_json", jsonPath(fast)},
+		{"EvaluateJSON, WithChecks(ChecksBudget)", "evaluate_json", jsonPath(budget)},
 		{fmt.Sprintf("EvaluateJSON, 16 goroutines on the pool (GOMAXPROCS %d), per decision", runtime.GOMAXPROCS(0)), "evaluate_json", parallel},
 		{"before issue 41: EvaluateJSON, wazero's checks", "evaluate_json", jsonPath(before)},
 		{"before issue 41: Evaluate, wazero's checks, encoding/json", "evaluate_json", func(n int) error {
