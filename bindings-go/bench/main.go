@@ -3,7 +3,12 @@
 // and Python scripts do. The last two rows are the default paths as they were before issue 41
 // (wazero's own deadline checks; Evaluate through encoding/json), measured in the same run.
 //
+// With -compare ROUNDS it compares the Checks instead, for DECISIONS.md: each round runs a batch
+// on an Evaluator of each Checks, one after the other, and the ratios to ChecksNone are taken
+// within each round (so a machine whose load changes moves all of a round alike).
+//
 //	go run ./bench [-vector FILE] [-batches N] [-calls N] -json FILE
+//	go run ./bench -compare 41 [-calls N]
 package main
 
 import (
@@ -16,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	scaleunits "scale-units.dev/go"
@@ -32,8 +38,15 @@ func main() {
 	batches := flag.Int("batches", 30, "batches per path")
 	calls := flag.Int("calls", 200, "calls per batch")
 	out := flag.String("json", "", "write the per-call times here")
+	rounds := flag.Int("compare", 0, "compare the Checks over this many rounds instead")
 	flag.Parse()
-	if err := run(*vector, *batches, *calls, *out); err != nil {
+	var err error
+	if *rounds > 0 {
+		err = compare(*vector, *rounds, *calls)
+	} else {
+		err = run(*vector, *batches, *calls, *out)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -183,4 +196,82 @@ func run(vectorFile string, batches, calls int, out string) error {
 		return err
 	}
 	return os.WriteFile(out, b, 0o644)
+}
+
+// processCPU is the CPU time this process has used.
+func processCPU() time.Duration {
+	var r syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &r) != nil {
+		return 0
+	}
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}
+
+func compare(vectorFile string, rounds, calls int) error {
+	ctx := context.Background()
+	text, err := os.ReadFile(vectorFile)
+	if err != nil {
+		return err
+	}
+	request := scaleunits.ParseVector(vectorFile, text).Request
+	type variant struct {
+		name  string
+		opts  []scaleunits.Option
+		calls int
+		ev    *scaleunits.Evaluator
+		wall  []float64
+		cpu   []float64
+		ratio []float64
+	}
+	variants := []*variant{
+		{name: "ChecksNone (WithoutInterruption)", opts: []scaleunits.Option{scaleunits.WithChecks(scaleunits.ChecksNone)}},
+		{name: "ChecksAuto (the default)"},
+		{name: "ChecksBudget", opts: []scaleunits.Option{scaleunits.WithChecks(scaleunits.ChecksBudget)}},
+		{name: "ChecksWazero (the default before issue 41)", opts: []scaleunits.Option{scaleunits.WithChecks(scaleunits.ChecksWazero)}},
+	}
+	for _, v := range variants {
+		if v.ev, err = scaleunits.NewBundled(ctx, v.opts...); err != nil {
+			return err
+		}
+		defer v.ev.Close(ctx)
+		v.calls = calls
+		if v.ev.Checks() == scaleunits.ChecksWazero {
+			v.calls = max(1, calls/5)
+		}
+		for range 20 { // warm up
+			if _, err := v.ev.EvaluateJSON(ctx, request); err != nil {
+				return err
+			}
+		}
+	}
+	for range rounds {
+		var base float64
+		for _, v := range variants {
+			start, cpu := time.Now(), processCPU()
+			for range v.calls {
+				if _, err := v.ev.EvaluateJSON(ctx, request); err != nil {
+					return err
+				}
+			}
+			c := float64((processCPU() - cpu).Nanoseconds()) / 1e3 / float64(v.calls)
+			v.wall = append(v.wall, float64(time.Since(start).Nanoseconds())/1e3/float64(v.calls))
+			v.cpu = append(v.cpu, c)
+			if base == 0 {
+				base = c
+			}
+			v.ratio = append(v.ratio, c/base)
+		}
+	}
+	quartiles := func(x []float64) (float64, float64, float64) {
+		s := slices.Sorted(slices.Values(x))
+		return s[len(s)/4], s[len(s)/2], s[3*len(s)/4]
+	}
+	fmt.Printf("| Checks | median µs/decision (wall) | median CPU µs/decision | CPU × ChecksNone, median of %d rounds (IQR) |\n|---|---:|---:|---:|\n", rounds)
+	for _, v := range variants {
+		_, wall, _ := quartiles(v.wall)
+		_, cpu, _ := quartiles(v.cpu)
+		low, mid, high := quartiles(v.ratio)
+		fmt.Printf("| %s | %.1f | %.1f | %.2f (%.2f–%.2f) |\n", v.name, wall, cpu, mid, low, high)
+	}
+	return nil
 }
