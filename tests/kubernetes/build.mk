@@ -29,7 +29,7 @@ K8S_CRDS := $(K8S_TARGET)/kubernetes/crds
 K8S_CERT_MANAGER := github.com/cert-manager/cert-manager@v1.21.2
 K8S_KEDA := github.com/kedacore/keda/v2@v2.21.0
 
-.PHONY: kubernetes-setup kubernetes-helm test-kubernetes kubernetes-lint
+.PHONY: kubernetes-setup kubernetes-helm test-kubernetes kubernetes-lint bench-webhook-kubernetes
 
 kubernetes-setup:
 	mkdir -p $(K8S_BIN) $(K8S_CRDS)
@@ -60,5 +60,14 @@ test-kubernetes: component kubernetes-setup kubernetes-lint
 	$(CARGO) build --locked -p scale-units-cli
 	cd $(K8S_DIR) && SCALE_UNITS_BIN=$(K8S_TARGET)/debug/scale-units SCALE_UNITS_KUBERNETES_BIN=$(K8S_BIN) \
 	  SCALE_UNITS_KUBERNETES_CRDS=$(K8S_CRDS) $(GO) test -count=1 -timeout 30m ./...
+
+## The webhook's latency as the API server measures it (its histogram
+## apiserver_admission_webhook_admission_duration_seconds), with the release binary: 500 server
+## dry runs of a replica change through the real API server (figures go into BENCHMARKS.md).
+bench-webhook-kubernetes: component kubernetes-setup
+	$(CARGO) build --release --locked -p scale-units-cli
+	cd $(K8S_DIR) && SCALE_UNITS_BIN=$(K8S_TARGET)/release/scale-units SCALE_UNITS_KUBERNETES_BIN=$(K8S_BIN) \
+	  SCALE_UNITS_KUBERNETES_CRDS=$(K8S_CRDS) SCALE_UNITS_LATENCY_REVIEWS=$(or $(BENCH_REVIEWS),500) \
+	  $(GO) test -count=1 -timeout 30m -run '^TestWebhookLatencyAsTheAPIServerMeasuresIt$$' -v ./... | grep -E '^(webhook latency|--- |ok|FAIL)'
 
 .DEFAULT_GOAL := $(K8S_SAVED_DEFAULT_GOAL)
