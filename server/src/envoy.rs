@@ -5,13 +5,14 @@
 //!
 //! Envoy's `ext_authz` filter sends each request (with its body: `with_request_body`) to
 //! [`EnvoyAuthorizer`]. The [routes](routes) say which requests are scale calls, which unit each
-//! one scales and where its replica count is in the body:
+//! one scales, where its replica count is in the body and how the actuator decodes that body (the
+//! [decoder](decoder): the gate judges the count the actuator would apply, or refuses):
 //!
 //! | request | answer |
 //! |---|---|
 //! | no route matches | allowed, untouched (not a scale call) |
 //! | a route matches, the unit's decision permits the change (the core's gate, SPEC §12) | allowed, with `x-scale-units-decision`, `x-scale-units-reasons` and `x-scale-units-unit` headers upstream and back; the change recorded for the cooldowns like an authenticated admission, and audited |
-//! | the decision denies it, no contract, no decision (stale evidence), a body that is not JSON, too large, without a count or with one that is not a non-negative integer | 403 with a JSON body: `reason` (the gate's reason or an error code), `message`, `decision_id`, `reasons`, the numbers |
+//! | the decision denies it, no contract, no decision (stale evidence), a body that is not JSON, too large, without a count, with one that is not an integer 0 to 10 000, or one the actuator could read otherwise (`count_ambiguous`) | 403 with a JSON body: `reason` (the gate's reason or an error code), `message`, `decision_id`, `reasons`, the numbers |
 //!
 //! The count a change moves from is the unit's replica-count evidence (the collector's, or the
 //! last admitted count), never the caller's word: a stale count has no decision, and denies.
