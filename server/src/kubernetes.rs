@@ -114,6 +114,8 @@ pub struct Cluster {
     status_writes: AtomicU64,
     status_failures: AtomicU64,
     unjudged: AtomicU64,
+    /// Break glass the watch saw applied, by override group.
+    broken_glass: Mutex<std::collections::BTreeMap<String, u64>>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -171,6 +173,7 @@ impl Cluster {
             status_writes: AtomicU64::new(0),
             status_failures: AtomicU64::new(0),
             unjudged: AtomicU64::new(0),
+            broken_glass: Mutex::new(std::collections::BTreeMap::new()),
         }))
     }
 
@@ -268,6 +271,44 @@ impl Cluster {
     /// Replica changes the watch saw that no review of this service allowed.
     pub fn unjudged(&self) -> u64 {
         self.unjudged.load(Ordering::Relaxed)
+    }
+
+    /// The watch's, the status writer's and the events' counters, in the Prometheus text format.
+    pub fn render_metrics(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let counters = self.events.counters();
+        let (writes, failures) = self.status_writes();
+        let _ = write!(
+            out,
+            "# HELP scale_units_kubernetes_watch_synced Whether the watch has listed ScaleUnits, Deployments and StatefulSets and is in step (1) or not yet (0).\n\
+             # TYPE scale_units_kubernetes_watch_synced gauge\nscale_units_kubernetes_watch_synced {}\n\
+             # HELP scale_units_kubernetes_status_writes_total ScaleUnit status writes, by outcome.\n\
+             # TYPE scale_units_kubernetes_status_writes_total counter\n\
+             scale_units_kubernetes_status_writes_total{{outcome=\"written\"}} {writes}\n\
+             scale_units_kubernetes_status_writes_total{{outcome=\"failed\"}} {failures}\n\
+             # HELP scale_units_kubernetes_events_total Events on ScaleUnits and their targets, by outcome (dropped: the queue was full; filtered: the spam filter).\n\
+             # TYPE scale_units_kubernetes_events_total counter\n\
+             scale_units_kubernetes_events_total{{outcome=\"published\"}} {}\n\
+             scale_units_kubernetes_events_total{{outcome=\"filtered\"}} {}\n\
+             scale_units_kubernetes_events_total{{outcome=\"failed\"}} {}\n\
+             scale_units_kubernetes_events_total{{outcome=\"dropped\"}} {}\n\
+             # HELP scale_units_kubernetes_unjudged_changes_total Replica changes the watch saw that no review of this service allowed.\n\
+             # TYPE scale_units_kubernetes_unjudged_changes_total counter\nscale_units_kubernetes_unjudged_changes_total {}\n\
+             # HELP scale_units_kubernetes_break_glass_total Overrides the watch saw applied (the change a break-glass answer let through), by group: what to alert on, where scale_units_admission_overrides_total counts answers, which anyone reaching the port can ask for.\n\
+             # TYPE scale_units_kubernetes_break_glass_total counter\n",
+            u8::from(self.synced()),
+            counters.published.load(Ordering::Relaxed),
+            counters.filtered.load(Ordering::Relaxed),
+            counters.failed.load(Ordering::Relaxed),
+            self.events.dropped(),
+            self.unjudged(),
+        );
+        for (group, count) in self.broken_glass.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            let escaped = group.replace('\\', "\\\\").replace('"', "\\\"");
+            let _ = writeln!(out, "scale_units_kubernetes_break_glass_total{{group=\"{escaped}\"}} {count}");
+        }
+        out
     }
 
     /// The unit registry the watch feeds.

@@ -389,6 +389,9 @@ async fn metrics_text(State(shared): Shared_) -> Response {
         );
     }
     render_tls(&mut text, &shared.config);
+    if let Some(cluster) = &shared.config.kubernetes {
+        text.push_str(&cluster.render_metrics());
+    }
     if let Some(units) = &shared.config.units {
         use std::fmt::Write as _;
         let _ = write!(

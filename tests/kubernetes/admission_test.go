@@ -177,6 +177,7 @@ func TestBlockedUnitAndBreakGlass(t *testing.T) {
 		t.Errorf("bob's denial does not say the annotations granted nothing: %s", stderr)
 	}
 	overridden := env.service.overrides(t)
+	applied := env.service.metric(t, `scale_units_kubernetes_break_glass_total{group="`+overrides+`"} `)
 	stdout, stderr, err = env.kubectl(alice, "-n", "frozen", "patch", "deployment", "gateway", "--type=merge", "-p", breakGlass)
 	mustAllow(t, "alice's annotated 3 -> 4", stdout, stderr, err)
 	if !strings.Contains(stderr, "Warning: scale-units: OVERRIDE by user-"+alice+" (group "+overrides) || !strings.Contains(stderr, "INC-1: Prometheus down") {
@@ -200,4 +201,7 @@ func TestBlockedUnitAndBreakGlass(t *testing.T) {
 		t.Errorf("the watch's audit line does not name the break glass: %v", lines[0])
 	}
 	waitEvent(t, "frozen", "ScaleUnit", "gateway", "BreakGlass", "user-"+alice)
+	if got := env.service.metric(t, `scale_units_kubernetes_break_glass_total{group="`+overrides+`"} `); got != applied+1 {
+		t.Errorf("the applied break glass counter went from %d to %d", applied, got)
+	}
 }

@@ -21,6 +21,7 @@ func TestUnjudgedChangeStartsTheCooldown(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCooldown(t, "unjudged", 20)
+	unjudged := env.service.metric(t, "scale_units_kubernetes_unjudged_changes_total ")
 	webhooks := env.client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	registered, err := webhooks.Get(ctx, "scale-units", getOptions)
 	if err != nil {
@@ -70,6 +71,9 @@ func TestUnjudgedChangeStartsTheCooldown(t *testing.T) {
 		t.Errorf("the unjudged change is not audited as such: %v", lines[0])
 	}
 	waitEvent(t, "unjudged", "ScaleUnit", "gateway", "ScaleNotJudged", "3 -> 9")
+	if got := env.service.metric(t, "scale_units_kubernetes_unjudged_changes_total "); got <= unjudged {
+		t.Errorf("the unjudged changes counter stayed at %d", got)
+	}
 	restore()
 	// Back under the webhook: the decision now stands at 9 and its cooldown runs from the
 	// change the watch saw, so a move is refused for the cooldown's reason.

@@ -701,6 +701,7 @@ fn seen_change(cluster: &Arc<Cluster>, key: &UnitKey, change: SeenChange, target
     let note = format!("spec.replicas {} -> {}", change.from, change.to);
     match &allowed {
         Some(AllowedChangeRef { broke_glass: Some((group, user)), .. }) => {
+            *cluster.broken_glass.lock().unwrap_or_else(PoisonError::into_inner).entry(group.clone()).or_default() += 1;
             if let Some(detail) = record.detail.as_object_mut() {
                 detail.insert("break_glass".to_owned(), serde_json::json!({"group": group, "user": user}));
             }

@@ -199,8 +199,8 @@ async fn admission(
         Some(units) => Arc::clone(units),
         None => return no_units(),
     };
-    // A review that did not authenticate is judged (the API server may have no credential to
-    // present) but starts no cooldown and learns no decision.
+    // Every review is judged and answered alike and records nothing (issue 37); whether it
+    // authenticated goes to its audit line and a counter.
     let unauthenticated = !admission_authenticated(&shared, peer.as_ref().map(|peer| &peer.0), &headers);
     if unauthenticated {
         shared.metrics.admission_unauthenticated();
@@ -237,7 +237,7 @@ async fn admission(
 
 /// Whether an admission review authenticated: with a client certificate the webhook's client CA
 /// signed (`serve --webhook-client-ca`; the listener verified it) or with the push role's bearer
-/// token (a review records a scale action: it writes state, as a push does). With
+/// token. It only marks the review's audit line: a review records nothing. With
 /// neither configured the listener is loopback only (`serve` refuses otherwise) and a local
 /// caller is trusted, as for observations.
 fn admission_authenticated(shared: &Shared, peer: Option<&crate::listen::Peer>, headers: &HeaderMap) -> bool {
