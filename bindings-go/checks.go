@@ -19,8 +19,9 @@ const (
 	// ChecksAuto, the default: ChecksBudget, except on the component this module carries (its
 	// sha256 is ComponentDigest) and wazero's compiler, where EvaluateJSON (and Evaluate) of a
 	// request of at most BoundedRequestBytes runs on a second compilation of the same core
-	// module without checks: the bundled core's work on such a request is bounded, a few
-	// milliseconds at most (DECISIONS.md), so there is nothing for a check to stop.
+	// module without checks: the bundled core's work on such a request is bounded (the
+	// slowest one found takes under 10 ms of CPU; DECISIONS.md), so there is nothing for a
+	// check to stop.
 	ChecksAuto Checks = "auto"
 	// ChecksBudget: the core module is given a budget that its function entries, loop headers
 	// and bulk memory operations pay from, in proportion to the code or the bytes they run;

@@ -12,8 +12,9 @@ import (
 // which asks whether the module was closed: on the evaluator about 9 600 exits a decision,
 // most of its cost. This rewrite gives the module a budget instead, a global of its own:
 //
-//   - every function entry and every loop header pays for the code it starts, one unit for
-//     each bytesPerUnit bytes of the function body or loop body (at least one);
+//   - every function entry and every loop header pays for the code it starts: one unit, and
+//     one for each bytesPerUnit bytes of the function's code outside its loops, or of the
+//     loop's body less the loops nested in it (those pay for themselves);
 //   - memory.copy, memory.fill and memory.init pay one unit for each bytesPerUnit bytes they
 //     move, table.copy, table.fill and table.init one for each 4 entries, read from their
 //     length operand before they run;
@@ -21,7 +22,10 @@ import (
 //     listener (in Go) checks the call's context, stops the call when the context has ended,
 //     and otherwise refills the budget.
 //
-// So a stretch of compiled code between two visits to Go runs at most about
+// Every instruction lies in one such stretch of code, a function's or a loop's, and within one
+// entry or one iteration it runs at most once (a branch back is a loop's, which pays again;
+// a call pays at the callee's entry). So a stretch of compiled code between two visits to Go
+// runs at most about
 // tickBudget × bytesPerUnit bytes of instructions, plus bulk operations of at most
 // tickBudget × bytesPerUnit bytes, however the module loops or recurses: a loop that never
 // ends, a recursion that fans out without a loop, a loop around a large memory.fill. Each
