@@ -434,10 +434,10 @@ impl Converter<'_> {
         {
             let translated: Vec<(String, String)> = rules
                 .iter()
-                .filter_map(|rule| {
-                    let expression = cel(rule, "self", &schema, false, 0).filter(|e| e != "true")?;
-                    let message = rule.get("description").and_then(Value::as_str).unwrap_or("a rule of the contract");
-                    Some((expression, message.to_owned()))
+                .flat_map(split)
+                .filter_map(|(rule, message)| {
+                    let expression = cel(&rule, "self", &schema, false, 0).filter(|e| e != "true")?;
+                    Some((expression, message))
                 })
                 .collect();
             if !translated.is_empty() {
@@ -632,6 +632,60 @@ fn bound_enum(schema: &mut JSONSchemaProps) {
 }
 
 // ---- A JSON Schema rule (`if`/`then` and the constraints in it) as CEL. ----
+
+/// An `if`/`then` rule as one rule per constraint of its `then` (`!C || (A && B)` is
+/// `(!C || A) && (!C || B)`), each with the most specific description there: what `kubectl`
+/// shows is the constraint that failed, in the SPEC's words.
+fn split(rule: &Value) -> Vec<(Value, String)> {
+    let whole = rule.get("description").and_then(Value::as_str).unwrap_or("a rule of the contract");
+    match (rule.get("if"), rule.get("then"), rule.get("else")) {
+        (Some(condition), Some(then), None) => parts(then, whole)
+            .into_iter()
+            .map(|(part, message)| (serde_json::json!({ "if": condition, "then": part }), message))
+            .collect(),
+        _ => vec![(rule.clone(), whole.to_owned())],
+    }
+}
+
+/// `schema` as constraints whose conjunction it is (through `properties`, `required` and
+/// `allOf`), each with its own description or the nearest one above (`fallback`).
+fn parts(schema: &Value, fallback: &str) -> Vec<(Value, String)> {
+    let own = schema.get("description").and_then(Value::as_str).unwrap_or(fallback);
+    let Some(object) = schema.as_object() else { return vec![(schema.clone(), own.to_owned())] };
+    let divisible =
+        object.keys().all(|key| matches!(key.as_str(), "description" | "properties" | "required" | "allOf"));
+    if !divisible {
+        return vec![(schema.clone(), own.to_owned())];
+    }
+    let mut out = Vec::new();
+    for (name, constraint) in object.get("properties").and_then(Value::as_object).into_iter().flatten() {
+        for (part, message) in parts(constraint, own) {
+            out.push((serde_json::json!({ "properties": { name: part } }), message));
+        }
+    }
+    if let Some(Value::Array(names)) = object.get("required") {
+        let list: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
+        let message = format!("{}: {} required", own.trim_end_matches('.'), list.join(", "));
+        // A required field's type stays beside it: required and a string is "not null".
+        let typed: Map<String, Value> = list
+            .iter()
+            .filter_map(|name| {
+                let kind = object.get("properties")?.get(*name)?.get("type")?;
+                Some(((*name).to_owned(), serde_json::json!({ "type": kind })))
+            })
+            .collect();
+        let part = if typed.is_empty() {
+            serde_json::json!({ "required": names })
+        } else {
+            serde_json::json!({ "required": names, "properties": typed })
+        };
+        out.push((part, message));
+    }
+    for part in object.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+        out.extend(parts(part, own));
+    }
+    out
+}
 
 /// `rule` as a CEL expression over `subject`, whose structural schema is `shape`, or `None`.
 ///
