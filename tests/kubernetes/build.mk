@@ -6,8 +6,8 @@
 #                          and KEDA from their modules on the Go module proxy into
 #                          target/kubernetes/crds (deploy/kubernetes uses their kinds); builds the
 #                          Go example controller (bindings-go/examples/controller, its own go.mod),
-#                          and KEDA v2.21's operator and metrics adapter from tests/kubernetes/keda
-#                          (a module of its own) for the HPA scenario
+#                          KEDA v2.21's operator and metrics adapter (the HPA scenarios) and Helm
+#                          v4, all in the control plane's module, built together
 #   make kubernetes-helm   builds Helm (helm.sh/helm/v4 v4.3.2, from this module: it shares the
 #                          control plane's k8s.io packages) into target/kubernetes/bin/helm, for
 #                          tests/kubernetes/helm_test.go (the chart deploy/helm/scale-units)
@@ -31,26 +31,32 @@ K8S_KEDA := github.com/kedacore/keda/v2@v2.21.0
 
 .PHONY: kubernetes-setup kubernetes-helm test-kubernetes kubernetes-lint bench-webhook-kubernetes
 
+# One `go build` of one module for every command: the control plane, KEDA and Helm share their
+# k8s.io packages (KEDA and Helm at the control plane's versions; issue 39), compiled once, linked
+# in parallel; the debug tables stripped (-s -w: smaller binaries, faster links; nothing reads them).
+K8S_COMMANDS := k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+  k8s.io/kubernetes/cmd/kubectl go.etcd.io/etcd/server/v3 github.com/kedacore/keda/v2/cmd/operator \
+  github.com/kedacore/keda/v2/cmd/adapter helm.sh/helm/v4/cmd/helm
+# Helm names its release only with this flag (its own Makefile sets it the same way).
+K8S_LDFLAGS = -s -w -X helm.sh/helm/v4/internal/version.version=$$($(GO) list -m -f '{{.Version}}' helm.sh/helm/v4)
+
 kubernetes-setup:
 	mkdir -p $(K8S_BIN) $(K8S_CRDS)
-	cd $(K8S_DIR) && $(GO) build -o $(K8S_BIN)/ k8s.io/kubernetes/cmd/kube-apiserver \
-	  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
-	cd $(K8S_DIR) && $(GO) build -o $(K8S_BIN)/etcd go.etcd.io/etcd/server/v3
-	cd bindings-go/examples/controller && $(GO) build -o $(K8S_BIN)/scale-units-controller .
-	cd $(K8S_DIR)/keda && $(GO) build -o $(K8S_BIN)/keda-operator github.com/kedacore/keda/v2/cmd/operator
-	cd $(K8S_DIR)/keda && $(GO) build -o $(K8S_BIN)/keda-adapter github.com/kedacore/keda/v2/cmd/adapter
+	cd $(K8S_DIR) && $(GO) build -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ $(K8S_COMMANDS)
+	mv -f $(K8S_BIN)/server $(K8S_BIN)/etcd
+	mv -f $(K8S_BIN)/operator $(K8S_BIN)/keda-operator
+	mv -f $(K8S_BIN)/adapter $(K8S_BIN)/keda-adapter
+	cd bindings-go/examples/controller && $(GO) build -ldflags "-s -w" -o $(K8S_BIN)/scale-units-controller .
 	cd $(K8S_TARGET)/kubernetes && \
 	  cm=$$($(GO) mod download -json $(K8S_CERT_MANAGER) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
 	  keda=$$($(GO) mod download -json $(K8S_KEDA) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
 	  test -n "$$cm" && test -n "$$keda" && \
 	  install -m 644 $$cm/deploy/crds/cert-manager.io_*.yaml $$keda/config/crd/bases/keda.sh_*.yaml $$keda/config/crd/bases/eventing.keda.sh_*.yaml $(K8S_CRDS)/
 
-# The version ldflag makes `helm version` name the release (Helm's own Makefile sets it the same
-# way; without it Helm reports v4.3).
+# Helm alone (kubernetes-setup builds it with the rest).
 kubernetes-helm:
 	mkdir -p $(K8S_BIN)
-	cd $(K8S_DIR) && $(GO) build -ldflags "-X helm.sh/helm/v4/internal/version.version=$$($(GO) list -m -f '{{.Version}}' helm.sh/helm/v4)" \
-	  -o $(K8S_BIN)/helm helm.sh/helm/v4/cmd/helm
+	cd $(K8S_DIR) && $(GO) build -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/helm helm.sh/helm/v4/cmd/helm
 
 kubernetes-lint:
 	test -z "$$(gofmt -l $(K8S_DIR))" || { gofmt -l $(K8S_DIR); echo "gofmt: the files above are not formatted" >&2; exit 1; }
