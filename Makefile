@@ -53,11 +53,13 @@ readme-commands: component
 	bash tests/readme-commands.sh
 
 ## Formatting and clippy with the workspace lints (warnings are errors), every target of every
-## crate, the core with its `schema` feature (one run: the feature is named, not left to the server's
-## dependency on it).
+## crate (the core's `schema` feature named, not left to the server's dependency on it); then the
+## core with `schema` on its own feature resolution (its dependencies' features as the core alone
+## asks for them: a core that builds only thanks to a sibling's features fails here).
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --features scale-units-core/schema --locked -- -D warnings
+	$(CARGO) clippy -p scale-units-core --all-targets --features schema --locked -- -D warnings
 
 ## The native core: unit tests, every vector below tests/vectors, properties, simulation,
 ## doctests, and the published JSON Schemas (schema/) against the types they come from and
