@@ -181,7 +181,7 @@ fn certificate_named(manifests: &BTreeMap<String, Vec<(String, Value)>>, name: &
 
 /// The deployment's one container and its pod.
 fn container(deployment: &Deployment) -> (&PodSpec, &Container) {
-    let pod = (&deployment.spec).template.spec.as_ref().unwrap();
+    let pod = deployment.spec.template.spec.as_ref().unwrap();
     assert_eq!(pod.containers.len(), 1);
     (pod, &pod.containers[0])
 }
@@ -313,9 +313,9 @@ fn ports_arguments_and_volumes_agree() {
 
     // The Service selects the pods.
     let selector = service.spec.as_ref().unwrap().selector.as_ref().unwrap();
-    let labels = (&deployment.spec).template.metadata.as_ref().unwrap().labels.as_ref().unwrap();
+    let labels = deployment.spec.template.metadata.as_ref().unwrap().labels.as_ref().unwrap();
     assert!(selector.iter().all(|(key, value)| labels.get(key) == Some(value)), "{selector:?} ⊄ {labels:?}");
-    let match_labels = (&deployment.spec).selector.match_labels.as_ref().unwrap();
+    let match_labels = deployment.spec.selector.match_labels.as_ref().unwrap();
     assert!(match_labels.iter().all(|(key, value)| labels.get(key) == Some(value)));
 
     // Every Service port reaches a container port, and each container port is what the service
@@ -384,10 +384,10 @@ fn ports_arguments_and_volumes_agree() {
     assert_eq!(arg(container, "--webhook-client-ca"), None, "a review carries no authority");
     assert_eq!(arg(container, "--kubeconfig"), None, "in a pod: the ServiceAccount's credentials");
     assert!(pod.volumes.as_ref().unwrap().iter().all(|volume| volume.persistent_volume_claim.is_none()));
-    assert_eq!((&deployment.spec).replicas, Some(1), "in memory: one replica; more need `redis`");
+    assert_eq!(deployment.spec.replicas, Some(1), "in memory: one replica; more need `redis`");
     assert_eq!(arg(container, "--redis"), None);
     // Nothing is held by one pod: the new pod is ready before the old one stops.
-    let strategy = (&deployment.spec).strategy.as_ref().unwrap();
+    let strategy = deployment.spec.strategy.as_ref().unwrap();
     assert_eq!(strategy.type_.as_deref(), Some("RollingUpdate"));
     let rolling = strategy.rolling_update.as_ref().unwrap();
     assert_eq!(rolling.max_unavailable, Some(IntOrString::Int(0)), "the webhook keeps an endpoint");
@@ -749,7 +749,7 @@ fn a_disruption_budget_and_network_policies_cover_the_pods_and_their_two_ports()
     let manifests = manifests();
     let deployment: Deployment = one(&manifests, "Deployment");
     let (_, container) = container(&deployment);
-    let labels = (&deployment.spec).template.metadata.as_ref().unwrap().labels.clone().unwrap();
+    let labels = deployment.spec.template.metadata.as_ref().unwrap().labels.clone().unwrap();
     let selects = |selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector| {
         let wanted = selector.match_labels.as_ref().unwrap();
         !wanted.is_empty() && wanted.iter().all(|(key, value)| labels.get(key) == Some(value))
@@ -760,7 +760,7 @@ fn a_disruption_budget_and_network_policies_cover_the_pods_and_their_two_ports()
     assert!(selects(spec.selector.as_ref().unwrap()));
     assert_eq!(budget.metadata.namespace, deployment.metadata.namespace);
     // One replica: the budget must let a drain evict it (minAvailable 1 of 1 would block it forever).
-    let replicas = (&deployment.spec).replicas.unwrap();
+    let replicas = deployment.spec.replicas.unwrap();
     match (&spec.max_unavailable, &spec.min_available) {
         (Some(IntOrString::Int(max)), None) => assert!(*max >= 1),
         (None, Some(IntOrString::Int(min))) => assert!(*min < replicas),

@@ -318,25 +318,46 @@ func TestInvalidScaleUnitIsRefusedOrReported(t *testing.T) {
 	} else {
 		t.Logf("min above max: %s", strings.TrimSpace(stderr))
 	}
-	// What the schema cannot see: a contract the component refuses (a stateless unit that blocks
-	// its scale-down on active sessions, SPEC §4.3). Accepted by the API server, reported.
-	refused := strings.Replace(good, "block_scale_down_with_active: false", "block_scale_down_with_active: true", 1)
-	if refused == good {
+	// Sources that name a file of the service (its ServiceAccount's token, as a bearer token for a
+	// server of the ScaleUnit's choosing): the schema accepts the shape, the service refuses it.
+	leaky := strings.Replace(good, "spec:\n", "spec:\n  sources:\n    prometheus:\n      main: {url: \"http://collector.invalid:9090\", bearer_token_file: /var/run/secrets/kubernetes.io/serviceaccount/token}\n", 1)
+	if _, stderr, err := env.kubectlIn(admin, leaky, "apply", "-f", "-"); err != nil {
+		t.Fatalf("the ScaleUnit with a token file: %v %s", err, stderr)
+	}
+	status := waitStatus(t, "invalid", 20*time.Second, "the sources refused", func(status map[string]any) bool {
+		ready, reason, _ := condition(status, "Ready")
+		return ready == "False" && reason == "SourcesRefused"
+	})
+	if _, _, message := condition(status, "Ready"); !strings.Contains(message, "spec.sources.prometheus.main.bearer_token_file") {
+		t.Errorf("the Ready condition does not name the token file's path: %s", message)
+	}
+	// The stateless contract that blocks its scale-down on sessions: a CEL rule of the schema.
+	stateless := strings.Replace(good, "block_scale_down_with_active: false", "block_scale_down_with_active: true", 1)
+	if stateless == good {
 		t.Fatal("the test's edit did not apply")
 	}
-	if stdout, stderr, err := env.kubectlIn(admin, refused, "apply", "-f", "-"); err != nil {
-		t.Logf("the API server refused the stateless contract itself (the schema saw it): %s%s", stdout, stderr)
-		return
+	if _, stderr, err := env.kubectlIn(admin, stateless, "apply", "-f", "-"); err == nil || !strings.Contains(stderr, "spec.contract.continuity") {
+		t.Errorf("the stateless contract blocking its scale-down was not refused by the API server: %v %s", err, stderr)
 	}
-	status := waitStatus(t, "invalid", 20*time.Second, "the contract refused", func(status map[string]any) bool {
+	// What only the component sees: a contract claiming an identity that is not its own (SPEC §8).
+	// Accepted by the API server, refused by the service: the Ready condition names the path.
+	claimed := strings.Replace(good, "  contract:\n", "  contract:\n    contract_id: scale-unit:00000000000000000000000000000000\n", 1)
+	if claimed == good {
+		t.Fatal("the test's edit did not apply")
+	}
+	if stdout, stderr, err := env.kubectlIn(admin, claimed, "apply", "-f", "-"); err != nil {
+		t.Fatalf("the API server refused a contract only the core can judge: %s%s", stdout, stderr)
+	}
+	status = waitStatus(t, "invalid", 20*time.Second, "the contract refused", func(status map[string]any) bool {
 		ready, reason, _ := condition(status, "Ready")
 		return ready == "False" && reason == "ContractRefused"
 	})
 	_, _, message := condition(status, "Ready")
-	if !strings.Contains(message, "spec.contract") {
+	if !strings.Contains(message, "spec.contract.contract_id") {
 		t.Errorf("the Ready condition does not name the path: %s", message)
 	}
 	t.Logf("Ready=False ContractRefused: %s", message)
+	waitEvent(t, "invalid", "ScaleUnit", "gateway", "ContractRefused", "contract_id")
 }
 
 // A deleted ScaleUnit stops gating its target.

@@ -226,7 +226,7 @@ fn build(
     let (ready, ready_reason, ready_message) = match (&snapshot.refused, observed.and_then(|observed| observed.count)) {
         (Some((path, message)), _) => (
             false,
-            "ContractRefused",
+            if path.starts_with("spec.sources") { "SourcesRefused" } else { "ContractRefused" },
             format!("{path}: {message} (the contract in force, if any, is the previous one)"),
         ),
         (None, None) => (

@@ -417,8 +417,8 @@ async fn apply_scale_unit(cluster: &Arc<Cluster>, unit: ScaleUnit, sender: &mpsc
     let sources = match &spec.sources {
         None => Ok(None),
         Some(value) => Sources::parse(&value.to_string(), false)
-            .map(Some)
-            .map_err(|error| (format!("spec.sources.{}", error.path).trim_end_matches('.').to_owned(), error.message)),
+            .map_err(|error| (format!("spec.sources.{}", error.path).trim_end_matches('.').to_owned(), error.message))
+            .and_then(|sources| no_service_files(&sources).map(|()| Some(sources))),
     };
     let contract = spec.contract.to_string();
     let result = match sources {
@@ -460,12 +460,32 @@ async fn apply_scale_unit(cluster: &Arc<Cluster>, unit: ScaleUnit, sender: &mpsc
     }
 }
 
+/// A ScaleUnit's sources name no file of the service's own: whoever may create a ScaleUnit in a
+/// namespace must not make the service read its files (its ServiceAccount's token as a "bearer
+/// token" sent to a server of their choosing, a key as a CA). A token or a CA for a Prometheus
+/// server belongs in a sources file of the contracts folder, which the operator controls.
+fn no_service_files(sources: &Sources) -> Result<(), (String, String)> {
+    for (name, server) in &sources.prometheus {
+        for (field, named) in [("bearer_token_file", &server.bearer_token_file), ("ca_file", &server.ca_file)] {
+            if named.is_some() {
+                return Err((
+                    format!("spec.sources.prometheus.{name}.{field}"),
+                    "a ScaleUnit may not name a file of the service (give this server in a sources file of the contracts folder)"
+                        .to_owned(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The path and message of a refusal, for the `Ready` condition.
 fn refusal(error: &crate::units::UnitError) -> (String, String) {
     match error {
         crate::units::UnitError::Evaluation(error) => {
             let path = error.path();
-            let rest = path.strip_prefix("contract").unwrap_or(path).trim_start_matches('.');
+            // The core names a request's paths from `contract.`, a bare contract's from its root.
+            let rest = if path == "contract" { "" } else { path.strip_prefix("contract.").unwrap_or(path) };
             let path = if rest.is_empty() { "spec.contract".to_owned() } else { format!("spec.contract.{rest}") };
             (path, format!("{}: {}", error.code().as_str(), error.message()))
         }
@@ -736,5 +756,25 @@ impl Mode {
     /// service's dry run.
     pub fn under_dry_run(self, dry_run: bool) -> Self {
         if dry_run && self == Self::Enforce { Self::Warn } else { self }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scale_units_sources_name_no_file_of_the_service() {
+        let plain = Sources::parse(r#"{"prometheus": {"main": {"url": "http://prometheus:9090"}}}"#, false).unwrap();
+        assert!(no_service_files(&plain).is_ok());
+        for field in ["bearer_token_file", "ca_file"] {
+            let text = format!(
+                r#"{{"prometheus": {{"main": {{"url": "http://prometheus:9090", "{field}": "/var/run/secrets/kubernetes.io/serviceaccount/token"}}}}}}"#
+            );
+            let sources = Sources::parse(&text, false).unwrap();
+            let (path, message) = no_service_files(&sources).unwrap_err();
+            assert_eq!(path, format!("spec.sources.prometheus.main.{field}"));
+            assert!(message.contains("may not name a file"), "{message}");
+        }
     }
 }
