@@ -138,6 +138,16 @@ fn docker_service_updates_through_envoy_follow_the_decision() {
         let denied = refused(&request(proxy.address, "POST", WEB_ID, body.as_bytes()), reason);
         assert!(denied["message"].as_str().is_some_and(|m| !m.is_empty()), "{denied}");
     }
+    // A rollback makes Swarm apply the previous spec's count, not the body's: not judged.
+    refused(
+        &request(
+            proxy.address,
+            "POST",
+            "/v1.45/services/web/update?version=7&rollback=previous",
+            &docker_update("web", json!(3)),
+        ),
+        "query_refused",
+    );
     // The path as Docker's router reads it (percent-escapes decoded): still a scale call.
     refused(
         &request(proxy.address, "POST", "/v1.45/services/web/%75pdate", &docker_update("web", json!(8))),
@@ -256,6 +266,12 @@ fn the_nomad_and_kubernetes_presets_gate_their_scale_calls() {
     refused(&request(proxy.address, "POST", "/v1/job/api/scale", nomad(9).as_bytes()), "past_desired");
     // Nomad decodes with Go's encoding/json too: two spellings of Count are refused.
     refused(&request(proxy.address, "POST", "/v1/job/api/scale", br#"{"Count":4,"count":12}"#), "count_ambiguous");
+    // The same job name in another namespace is another unit (here without a contract).
+    let other = refused(
+        &request(proxy.address, "POST", "/v1/job/api/scale?namespace=prod", nomad(4).as_bytes()),
+        "unknown_unit",
+    );
+    assert_eq!(other["unit"], "prod/api", "{other}");
     let allowed = request(proxy.address, "POST", "/v1/job/api/scale", nomad(4).as_bytes());
     assert_eq!(allowed.status, 200, "{allowed:?}");
     assert_eq!(allowed.headers.get("x-scale-units-unit").map(String::as_str), Some("default/api"));

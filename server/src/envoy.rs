@@ -27,6 +27,7 @@ pub mod check;
 pub mod decoder;
 #[cfg(test)]
 mod differential;
+pub mod query;
 pub mod routes;
 
 use std::future::Future;

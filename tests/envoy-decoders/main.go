@@ -14,7 +14,11 @@
 // encoding/json, and a case-sensitive decoder that keeps the last of a key (sigs.k8s.io/json).
 //
 // With the argument "folds", it prints instead the runes encoding/json matches to an ASCII
-// letter of a field name other than the letter's two cases, one "U+XXXX x" per line.
+// letter of a field name other than the letter's two cases, one "U+XXXX x" per line. With the
+// argument "query", each line of input is a query string (hexadecimal) and each line of output
+// what a Go server reads from it as Docker's and Nomad's handlers do (Request.URL.Query().Get):
+// {"rollback":"...","namespace":"..."}, or {"error":"..."} when the request target does not
+// parse.
 package main
 
 import (
@@ -24,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"reflect"
 	"sort"
@@ -281,9 +286,40 @@ func folds(out *bufio.Writer) error {
 	return nil
 }
 
+// queries reads each query string as net/http's server does (url.ParseRequestURI of the request
+// target) and reports the parameters Docker (rollback) and Nomad (namespace) read.
+func queries(in *bufio.Scanner, out *bufio.Writer) error {
+	encoder := json.NewEncoder(out)
+	for in.Scan() {
+		raw, err := hex.DecodeString(in.Text())
+		if err != nil {
+			return err
+		}
+		line := map[string]string{}
+		if u, err := url.ParseRequestURI("/v1/job/api/scale?" + string(raw)); err != nil {
+			line["error"] = err.Error()
+		} else {
+			q := u.Query()
+			line["rollback"], line["namespace"] = q.Get("rollback"), q.Get("namespace")
+		}
+		if err := encoder.Encode(line); err != nil {
+			return err
+		}
+	}
+	return in.Err()
+}
+
 func main() {
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
+	if len(os.Args) > 1 && os.Args[1] == "query" {
+		in := bufio.NewScanner(os.Stdin)
+		if err := queries(in, out); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "folds" {
 		if err := folds(out); err != nil {
 			fmt.Fprintln(os.Stderr, err)

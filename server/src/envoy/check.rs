@@ -70,8 +70,11 @@ fn body(http: &HttpRequest) -> Result<&[u8], Refusal> {
 /// The unit and the replica count the body asks for, read as the route's actuator reads them
 /// ([`super::decoder`]).
 pub(crate) fn requested(http: &HttpRequest, call: &ScaleCall) -> Result<(String, u64), Refusal> {
-    let body = body(http)?;
     let from = |error: BodyError| Refusal { code: error.code, message: error.message };
+    if let Some(refusal) = &call.refusal {
+        return Err(from(refusal.clone()));
+    }
+    let body = body(http)?;
     call.decoder.check_media_type(http.headers.get("content-type").map(String::as_str)).map_err(from)?;
     if body.is_empty() {
         return Err(refusal("count_missing", format!("the body is empty: no replica count at {}", call.replicas)));

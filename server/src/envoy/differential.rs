@@ -60,8 +60,18 @@ fn decoders() -> &'static Path {
 
 /// Each body through the Go program: one JSON answer per body.
 fn decoded(bodies: &[Vec<u8>]) -> Vec<Value> {
-    let mut child =
-        Command::new(decoders()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    through(&[], bodies)
+}
+
+/// Each line through the Go program run with `args`: one JSON answer per line.
+fn through(args: &[&str], bodies: &[Vec<u8>]) -> Vec<Value> {
+    let mut child = Command::new(decoders())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut input = String::new();
     for body in bodies {
         for byte in body {
@@ -615,6 +625,89 @@ fn nested(rest: &[&str], count: u64) -> Vec<u8> {
     write!(out, "{count}").unwrap();
     out.push_str(&"}".repeat(rest.len()));
     out.into_bytes()
+}
+
+#[test]
+fn the_gate_reads_the_query_as_docker_and_nomad_do_or_refuses() {
+    const KEYS: &[&str] = &[
+        "rollback",
+        "Rollback",
+        "%72ollback",
+        "rollback%00",
+        "roll+back",
+        "namespace",
+        "%6eamespace",
+        "name%73pace",
+        "NAMESPACE",
+        "version",
+        "x",
+        "",
+    ];
+    const VALUES: &[&str] = &[
+        "previous",
+        "none",
+        "",
+        "%70revious",
+        "+previous",
+        "previous%",
+        "prod",
+        "pr%6fd",
+        "a%2Fb",
+        "%zz",
+        "default",
+        "%E2%80%8Bprod",
+        "a+b",
+        "%ff",
+    ];
+    let mut rng = Rng(0x0DD5_EED5_0F0E_12A1);
+    let mut queries: Vec<String> = Vec::new();
+    for _ in 0..3000 {
+        let mut query = String::new();
+        for i in 0..1 + rng.below(3) {
+            if i > 0 {
+                const SEPARATORS: [&str; 4] = ["&", "&", ";", "&&"];
+                query.push_str(SEPARATORS[rng.below(SEPARATORS.len())]);
+            }
+            let (key, value) = (rng.pick(KEYS), rng.pick(VALUES));
+            match rng.below(6) {
+                0 => query.push_str(key),
+                1 => write!(query, "{key}=={value}").unwrap(),
+                _ => write!(query, "{key}={value}").unwrap(),
+            }
+        }
+        queries.push(query);
+    }
+    let answers = through(&["query"], &queries.iter().map(|q| q.as_bytes().to_vec()).collect::<Vec<_>>());
+    let presets = Routes::presets();
+    let (mut judged, mut faults) = ([0usize; 2], Vec::new());
+    for (query, answer) in queries.iter().zip(&answers) {
+        if answer.get("error").is_some() {
+            continue;
+        }
+        let docker = presets.matching("POST", &format!("/v1.45/services/web/update?{query}")).unwrap();
+        if docker.refusal.is_none() {
+            judged[0] += 1;
+            if !matches!(answer["rollback"].as_str(), Some("" | "none")) {
+                faults.push(format!("docker: judged ?{query}, Go reads rollback={}", answer["rollback"]));
+            }
+        }
+        let nomad = presets.matching("POST", &format!("/v1/job/api/scale?{query}")).unwrap();
+        if nomad.refusal.is_none() {
+            judged[1] += 1;
+            let namespace = answer["namespace"].as_str().filter(|n| !n.is_empty()).unwrap_or("default");
+            if nomad.unit != format!("{namespace}/api") {
+                faults.push(format!("nomad: ?{query} read as unit {}, Go reads namespace {namespace:?}", nomad.unit));
+            }
+        }
+    }
+    println!("queries judged: docker {}, nomad {} of {}", judged[0], judged[1], queries.len());
+    assert!(judged.iter().all(|&n| n >= 300), "the generator judges too few queries: {judged:?}");
+    assert!(
+        faults.is_empty(),
+        "{} fault(s):\n{}",
+        faults.len(),
+        faults.iter().take(25).cloned().collect::<Vec<_>>().join("\n")
+    );
 }
 
 #[test]

@@ -29,6 +29,7 @@ use serde::Deserialize;
 
 use super::decoder::BodyError;
 pub use super::decoder::Decoder;
+use super::query::{self, QueryRule};
 
 /// A routes file or route that cannot be used, with the path of the fault in the document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,9 +63,11 @@ pub enum Preset {
     /// version prefix), `Mode.Replicated.Replicas`, decoder `go`; unit `default/{name}`, `{name}`
     /// the service's name in the body (`Name`: Swarm refuses an update that renames a service, so
     /// it is the name of the service updated, whether the path gives its name or its ID, as the
-    /// Docker CLI does).
+    /// Docker CLI does). `?rollback=previous` is refused: Swarm then applies the previous spec.
     Docker,
-    /// Nomad's job scaling: `POST /v1/job/{job}/scale`, `Count`, decoder `go`; unit `default/{job}`.
+    /// Nomad's job scaling: `POST /v1/job/{job}/scale`, `Count`, decoder `go`; unit
+    /// `{namespace}/{job}`, `{namespace}` the query's (`default` without one). A template without
+    /// `{namespace}` judges the default namespace's jobs only.
     Nomad,
     /// The Kubernetes API's scale subresource of a Deployment or StatefulSet: `PUT`/`PATCH
     /// /apis/apps/v1/namespaces/{ns}/{deployments|statefulsets}/{name}/scale`,
@@ -80,9 +83,24 @@ struct PresetRoute {
     replicas: &'static str,
     /// Variables the unit template may use, read from the body: (name, JSON pointer).
     body: &'static [(&'static str, &'static str)],
+    /// Query parameters the actuator reads.
+    query: &'static [QueryRule],
 }
 
 const DOCKER_BODY: &[(&str, &str)] = &[("name", "/Name")];
+
+/// `POST /services/{id}/update?rollback=previous`: Swarm applies the previous spec, not the body's.
+const DOCKER_QUERY: &[QueryRule] = &[QueryRule {
+    param: "rollback",
+    default: "",
+    judged: &["", "none"],
+    variable: None,
+    why: "Swarm then applies the service's previous spec, and its replica count, instead of the body's: the gate cannot judge it",
+}];
+
+/// Nomad scales the job of the query's namespace (`default` without one).
+const NOMAD_QUERY: &[QueryRule] =
+    &[QueryRule { param: "namespace", default: "default", judged: &[], variable: Some("namespace"), why: "" }];
 
 impl Preset {
     /// The preset's routes.
@@ -95,6 +113,7 @@ impl Preset {
                     unit: "default/{name}",
                     replicas: "/Mode/Replicated/Replicas",
                     body: DOCKER_BODY,
+                    query: DOCKER_QUERY,
                 },
                 PresetRoute {
                     methods: &["POST"],
@@ -102,14 +121,16 @@ impl Preset {
                     unit: "default/{name}",
                     replicas: "/Mode/Replicated/Replicas",
                     body: DOCKER_BODY,
+                    query: DOCKER_QUERY,
                 },
             ],
             Self::Nomad => &[PresetRoute {
                 methods: &["POST", "PUT"],
                 path: "/v1/job/{job}/scale",
-                unit: "default/{job}",
+                unit: "{namespace}/{job}",
                 replicas: "/Count",
                 body: &[],
+                query: NOMAD_QUERY,
             }],
             Self::Kubernetes => &[
                 PresetRoute {
@@ -118,6 +139,7 @@ impl Preset {
                     unit: "{ns}/{name}",
                     replicas: "/spec/replicas",
                     body: &[],
+                    query: &[],
                 },
                 PresetRoute {
                     methods: &["PUT", "PATCH"],
@@ -125,6 +147,7 @@ impl Preset {
                     unit: "{ns}/{name}",
                     replicas: "/spec/replicas",
                     body: &[],
+                    query: &[],
                 },
             ],
         }
@@ -166,6 +189,17 @@ enum Segment {
     Variable { prefix: String, name: String, suffix: String },
 }
 
+/// What a route is made of, before it is checked and compiled.
+#[derive(Clone, Copy)]
+struct RouteSpec<'a> {
+    path: &'a str,
+    unit: &'a str,
+    pointer: &'a str,
+    decoder: Decoder,
+    body: &'a [(&'a str, &'a str)],
+    query: &'a [QueryRule],
+}
+
 /// A compiled route.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
@@ -179,6 +213,8 @@ pub struct Route {
     pub decoder: Decoder,
     /// The body's variables the unit template uses: (name, JSON pointer).
     body: Vec<(String, String)>,
+    /// The query parameters the actuator reads, each with whether the template uses its variable.
+    query: Vec<(QueryRule, bool)>,
 }
 
 /// What a matched route says about a request.
@@ -195,6 +231,8 @@ pub struct ScaleCall {
     pub decoder: Decoder,
     /// The body's variables still to substitute in `unit`: (name, JSON pointer).
     pub body: Vec<(String, String)>,
+    /// Why the call cannot be judged whatever its body (its query), if so.
+    pub refusal: Option<BodyError>,
 }
 
 impl ScaleCall {
@@ -365,7 +403,9 @@ impl Routes {
                     let replicas = need(entry.replicas, "replicas")?;
                     // Fail closed: an actuator whose decoder is not named is read by the strictest.
                     let decoder = entry.decoder.unwrap_or(Decoder::Strict);
-                    routes.push(Route::new(methods, &path, &unit, &replicas, decoder, &[], &at)?);
+                    let spec =
+                        RouteSpec { path: &path, unit: &unit, pointer: &replicas, decoder, body: &[], query: &[] };
+                    routes.push(Route::new(methods, &spec, &at)?);
                 }
             }
         }
@@ -378,8 +418,9 @@ impl Routes {
     /// The scale call `method` on `path` is, if any route matches (the query string ignored, the
     /// path read as the actuators read it).
     pub fn matching(&self, method: &str, path: &str) -> Option<ScaleCall> {
+        let query = path.split_once('?').map_or("", |(_, query)| query);
         let path = normalized(path.split(['?', '#']).next().unwrap_or_default());
-        self.routes.iter().find_map(|route| route.matching(method, &path))
+        self.routes.iter().find_map(|route| route.matching(method, &path, query))
     }
 
     /// How many routes there are.
@@ -397,18 +438,19 @@ impl Route {
     fn of_preset(preset: Preset, route: &PresetRoute, unit: Option<&str>, at: &str) -> Result<Self, RoutesError> {
         let methods = route.methods.iter().map(|m| (*m).to_owned()).collect();
         let unit = unit.unwrap_or(route.unit);
-        Self::new(methods, route.path, unit, route.replicas, preset.decoder(), route.body, at)
+        let spec = RouteSpec {
+            path: route.path,
+            unit,
+            pointer: route.replicas,
+            decoder: preset.decoder(),
+            body: route.body,
+            query: route.query,
+        };
+        Self::new(methods, &spec, at)
     }
 
-    fn new(
-        methods: Vec<String>,
-        path: &str,
-        unit: &str,
-        pointer: &str,
-        decoder: Decoder,
-        body: &[(&str, &str)],
-        at: &str,
-    ) -> Result<Self, RoutesError> {
+    fn new(methods: Vec<String>, spec: &RouteSpec<'_>, at: &str) -> Result<Self, RoutesError> {
+        let RouteSpec { path, unit, pointer, decoder, body, query } = *spec;
         let here = |field: &str| if at.is_empty() { field.to_owned() } else { format!("{at}.{field}") };
         if methods.is_empty() {
             return Err(fault(here("methods"), "at least one method"));
@@ -437,6 +479,9 @@ impl Route {
         }
         let mut known = names.clone();
         known.extend(body.iter().map(|(name, _)| (*name).to_owned()).filter(|name| !names.contains(name)));
+        known.extend(
+            query.iter().filter_map(|rule| rule.variable).map(str::to_owned).filter(|name| !names.contains(name)),
+        );
         let used = check_template(unit, &known).map_err(|message| fault(here("unit"), message))?;
         if !pointer.starts_with('/') {
             return Err(fault(here("replicas"), "a JSON pointer, starting with /"));
@@ -456,10 +501,14 @@ impl Route {
             replicas: pointer.to_owned(),
             decoder,
             body,
+            query: query
+                .iter()
+                .map(|rule| (*rule, rule.variable.is_some_and(|name| used.iter().any(|used| used == name))))
+                .collect(),
         })
     }
 
-    fn matching(&self, method: &str, path: &str) -> Option<ScaleCall> {
+    fn matching(&self, method: &str, path: &str, query: &str) -> Option<ScaleCall> {
         if !self.methods.iter().any(|m| m.eq_ignore_ascii_case(method)) {
             return None;
         }
@@ -485,6 +534,23 @@ impl Route {
                 }
             }
         }
+        let mut refusal = None;
+        let mut from_query = Vec::new();
+        for (rule, in_template) in &self.query {
+            match query::value(query, rule, *in_template) {
+                Ok(value) => {
+                    if let (Some(name), true) = (rule.variable, *in_template) {
+                        from_query.push((name, value));
+                    }
+                }
+                Err(error) => {
+                    refusal.get_or_insert(error);
+                }
+            }
+        }
+        for (name, value) in &from_query {
+            values.entry(name).or_insert(value.as_str());
+        }
         let unit = render(&self.unit, |name| values.get(name).copied());
         Some(ScaleCall {
             pattern: self.pattern.clone(),
@@ -492,6 +558,7 @@ impl Route {
             replicas: self.replicas.clone(),
             decoder: self.decoder,
             body: self.body.clone(),
+            refusal,
         })
     }
 }
@@ -555,6 +622,7 @@ mod tests {
             replicas: replicas.to_owned(),
             decoder,
             body: Vec::new(),
+            refusal: None,
         })
     }
 
@@ -618,6 +686,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(routes.matching("POST", "/a/%7By%7D/z").map(|c| c.unit), Some("ns/{y}-z".to_owned()));
+    }
+
+    #[test]
+    fn the_query_says_which_nomad_job_and_refuses_a_docker_rollback() {
+        let routes = Routes::presets();
+        let prod = routes.matching("POST", "/v1/job/api/scale?namespace=prod&region=eu").unwrap();
+        assert_eq!((prod.unit.as_str(), prod.refusal.is_none()), ("prod/api", true));
+        let rollback = routes.matching("POST", "/v1.45/services/web/update?version=3&rollback=previous").unwrap();
+        assert_eq!(rollback.refusal.map(|r| r.code), Some("query_refused"));
+        let fine = routes.matching("POST", "/v1.45/services/web/update?version=3&rollback=none").unwrap();
+        assert!(fine.refusal.is_none());
+        // A template without {namespace} judges the default namespace only.
+        let text = "routes:\n  - preset: nomad\n    unit: \"nomad/{job}\"\n";
+        let routes = Routes::parse(text, true).unwrap();
+        assert!(routes.matching("POST", "/v1/job/api/scale?namespace=default").unwrap().refusal.is_none());
+        let other = routes.matching("POST", "/v1/job/api/scale?namespace=prod").unwrap();
+        assert_eq!(other.refusal.map(|r| r.code), Some("invalid_unit"));
     }
 
     #[test]
