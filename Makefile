@@ -12,10 +12,10 @@ CARGO ?= cargo
 -include bindings-py/build.mk
 -include bindings-go/build.mk
 -include playground/build.mk
-# The control-plane tests (not in `make test`: their ~22 min build on a fresh 2-core machine does not
-# fit CI's budget beside it; BENCHMARKS.md, "The Kubernetes control plane of the tests"). Their kubectl
-# is built from the module proxy with the API server (`make kubernetes-setup`), not Debian's
-# kubernetes-client, which is 1.20 here: too old for the v1.37 API server the tests run.
+# The control-plane tests (tests/kubernetes: etcd, kube-apiserver, kube-controller-manager, KEDA and
+# Helm built from the Go module proxy by `make kubernetes-setup`; `make test-kubernetes`). Their
+# kubectl is built from the module proxy with the API server, not Debian's kubernetes-client, which
+# is 1.20 here: too old for the v1.37 API server the tests run.
 -include tests/kubernetes/build.mk
 
 ## Install what a fresh machine lacks (the wasm target).
@@ -32,11 +32,12 @@ run: setup run-example
 ## The Rust tests are one dev build of the workspace (test-rust; docs/DECISIONS.md, "The cost of
 ## make test (issue 39)"); test-core, test-host, test-server, test-cli and test-envoy stay for
 ## running a part alone.
-# The Kubernetes tests (tests/kubernetes/build.mk: kubernetes-setup, then test-kubernetes) are
-# added to this list by issue 39's lead.
-TEST_STEPS := setup component lint rust-build+fetch test-rust wit-check cli-build test-image-check \
-  test-js test-py test-go readme-commands quickstart-rs js-quickstart py-quickstart test-playground \
-  fuzz-build fuzz-ci
+# The Kubernetes tests: their Go build (kubernetes-setup, the control plane, KEDA and Helm) beside
+# the workspace's Rust build, both compilers keeping the two CPUs busy where either alone leaves
+# one idle (a link, a long crate); the tests themselves after cli-build, on their own.
+TEST_STEPS := setup component lint rust-build+fetch+kubernetes-setup test-rust wit-check cli-build \
+  test-kubernetes test-image-check test-js test-py test-go readme-commands quickstart-rs js-quickstart \
+  py-quickstart test-playground fuzz-build fuzz-ci
 test:
 	@MAKE="$(MAKE)" bash tests/steps.sh $(if $(findstring k,$(firstword -$(MAKEFLAGS))),--keep-going) $(TEST_STEPS)
 
