@@ -106,13 +106,13 @@ func TestWebhookLatencyAsTheAPIServerMeasuresIt(t *testing.T) {
 	if err := env.service.push("latency", gatewayEvidence(false)); err != nil {
 		t.Fatal(err)
 	}
-	before := webhookHistogram(t)
+	before, served := webhookHistogram(t), env.service.routeHistogram(t, "admission")
 	for i := 0; i < reviews; i++ {
 		// 3 -> 4 and 3 -> 8 in turn: allowed and denied, both judged by the decision.
 		count := 4 + 4*(i%2)
 		_, _, _ = scale(admin, "latency", count, "--dry-run=server")
 	}
-	after := webhookHistogram(t)
+	after, servedAfter := webhookHistogram(t), env.service.routeHistogram(t, "admission")
 	p50, total := quantile(before, after, 0.5)
 	p99, _ := quantile(before, after, 0.99)
 	if int(total) < reviews {
@@ -127,8 +127,60 @@ func TestWebhookLatencyAsTheAPIServerMeasuresIt(t *testing.T) {
 			within += after[bound] - before[bound]
 		}
 	}
-	line := fmt.Sprintf("webhook latency (the API server's histogram, %.0f reviews, %s): mean %.2f ms, %.1f %% within 5 ms, p50 ~%.2f ms, p99 ~%.2f ms (interpolated)",
-		total, env.service.bin, 1000*mean, 100*within/total, 1000*p50, 1000*p99)
+	// The service's own histogram of the route (finer buckets, its side of the call only): the
+	// bound its p99 lies under.
+	bound := upperBound(served, servedAfter, 0.99)
+	line := fmt.Sprintf("webhook latency (the API server's histogram, %.0f reviews, %s): mean %.2f ms, %.1f %% within 5 ms, p50 ~%.2f ms, p99 ~%.2f ms (interpolated); the service's own p99 at most %.2f ms",
+		total, env.service.bin, 1000*mean, 100*within/total, 1000*p50, 1000*p99, 1000*bound)
 	t.Log(line)
 	fmt.Println(line)
+}
+
+// routeHistogram is the service's scale_units_request_duration_seconds of route: cumulative
+// counts by upper bound (seconds).
+func (s *service) routeHistogram(t *testing.T, route string) map[float64]float64 {
+	t.Helper()
+	status, body, err := s.request("GET", "/metrics", nil)
+	if err != nil || status != 200 {
+		t.Fatalf("/metrics: %d %v", status, err)
+	}
+	prefix := `scale_units_request_duration_seconds_bucket{route="` + route + `",le="`
+	buckets := map[float64]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		rest, found := strings.CutPrefix(line, prefix)
+		if !found {
+			continue
+		}
+		le := rest[:strings.Index(rest, `"`)]
+		bound := math.Inf(1)
+		if le != "+Inf" {
+			if bound, err = strconv.ParseFloat(le, 64); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+		}
+		fields := strings.Fields(line)
+		value, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		buckets[bound] = value
+	}
+	return buckets
+}
+
+// upperBound is the smallest bucket bound under which a q share of the calls between two
+// histograms fell.
+func upperBound(before, after map[float64]float64, q float64) float64 {
+	bounds := make([]float64, 0, len(after))
+	for bound := range after {
+		bounds = append(bounds, bound)
+	}
+	sort.Float64s(bounds)
+	total := after[math.Inf(1)] - before[math.Inf(1)]
+	for _, bound := range bounds {
+		if total > 0 && after[bound]-before[bound] >= q*total {
+			return bound
+		}
+	}
+	return math.Inf(1)
 }
