@@ -475,3 +475,41 @@ async fn a_renewed_pair_that_does_not_load_is_counted_and_the_served_certificate
         "expiry shown: webhook {expiry:?} s, keda {keda_expiry:?} s; 1 refused pair counted, previous one served"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_envoy_gate_leaves_a_statefulset_named_like_a_deployments_unit_to_itself() {
+    let dir = temp_dir("suspicions-gate-kind");
+    let contracts = dir.join("contracts");
+    std::fs::create_dir_all(&contracts).unwrap();
+    let mut contract = gateway_contract();
+    contract["policy"]["scale_up_cooldown_s"] = json!(10);
+    contract["policy"]["scale_down_cooldown_s"] = json!(10);
+    write_contract(&contracts, "shop/gateway", &contract);
+    std::fs::write(contracts.join("shop.gateway.sources.yaml"), "workload: Deployment\n").unwrap();
+    let served = Serve::new(["--listen", "127.0.0.1:0", "--envoy-listen", "127.0.0.1:0", "--units"])
+        .arg(&contracts)
+        .owning(&dir)
+        .envoy()
+        .start();
+    let (address, envoy) = (served.http, served.envoy.unwrap());
+    let (status, body) =
+        http(address, "PUT", "/v1/units/shop/gateway/observations", &[], &gateway_push(640).to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while decision_at_3(address, "shop/gateway").await.0 != "scale_up" {
+        assert!(Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    // The StatefulSet shop/gateway, past the Deployment's decision and within it: neither is a
+    // call of the Deployment's unit (its sources say workload: Deployment), as the webhook judges
+    // them — let through unjudged, and no cooldown of the Deployment's started.
+    let past = gate(envoy, "req-sts-12", "statefulsets", "shop/gateway", 12).await;
+    let within = gate(envoy, "req-sts-5", "statefulsets", "shop/gateway", 5).await;
+    let (action, _, reasons) = decision_at_3(address, "shop/gateway").await;
+    assert!(matches!(past, ext_authz::Checked::Allowed(_)), "the StatefulSet read the Deployment's decision: {past:?}");
+    assert!(matches!(within, ext_authz::Checked::Allowed(_)), "{within:?}");
+    assert_eq!(action, "scale_up", "the StatefulSet started the Deployment's cooldown: {reasons}");
+    // The Deployment's own call past its decision is still refused.
+    let own = gate(envoy, "req-dep-12", "deployments", "shop/gateway", 12).await;
+    assert!(!matches!(own, ext_authz::Checked::Allowed(_)), "{own:?}");
+}

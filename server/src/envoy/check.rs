@@ -9,6 +9,7 @@ use super::decoder::BodyError;
 use super::routes::{Routes, ScaleCall};
 use crate::audit::{AuditLog, AuditRecord, Caller, DecisionFacts, ErrorFacts};
 use crate::listen::Peer;
+use crate::sources::WorkloadKind;
 use crate::units::{AdmittedChange, UnitKey, UnitVerdict, Units};
 
 /// The largest body read for a replica count; a larger one is denied (`body_too_large`).
@@ -136,6 +137,29 @@ pub async fn check(
             return refused(record, detail, &unit, refusal("invalid_unit", "the route names no namespace/name"), None);
         }
     };
+    // A unit whose sources name its workload's kind is that workload's only (as the webhook
+    // judges it): a StatefulSet's scale call on a Deployment's unit of the same name is no call of
+    // this unit — it goes on unjudged, and starts no cooldown of the Deployment's.
+    let kind = if call.pattern.contains("/statefulsets/") {
+        Some(WorkloadKind::StatefulSet)
+    } else if call.pattern.contains("/deployments/") {
+        Some(WorkloadKind::Deployment)
+    } else {
+        None
+    };
+    if let (Some(kind), Some(declared)) = (kind, units.sources(&key).and_then(|sources| sources.workload))
+        && kind != declared
+    {
+        record.allowed = Some(true);
+        if let Some(detail) = detail.as_object_mut() {
+            detail.insert(
+                "message".to_owned(),
+                json!(format!("{key} is a {declared:?}'s unit; this {kind:?}'s scale call is not checked")),
+            );
+        }
+        record.detail = detail;
+        return Checked { answer: Answer::Pass, record: Some(record) };
+    }
     // A unit with a contract has bounds, read here once for both paths below.
     let bounds = units.bounds(&key).map(|(min_replicas, max_replicas)| Bounds { min_replicas, max_replicas });
     let decided = match units.decide(&key, None).await {
@@ -188,9 +212,11 @@ pub async fn check(
     if !verdict.allowed {
         return deny(record, detail, denial(message));
     }
-    if from != to {
-        // An allowed change starts the contract's cooldowns, as an authenticated admission does; a
-        // change whose cooldown cannot be kept is not let through.
+    // A Kubernetes dry run (`?dryRun=All`) changes nothing: judged, not recorded.
+    let dry_run = call.decoder == crate::envoy::decoder::Decoder::Kubernetes && kubernetes_dry_run(&http.path);
+    if from != to && !dry_run {
+        // An allowed change starts the contract's cooldowns; a change whose cooldown cannot be
+        // kept is not let through.
         let uid = match (&id, http.id.is_empty()) {
             (_, false) => format!("envoy:{}", http.id),
             (Some(id), true) => format!("envoy:{id}:{from}->{to}"),
@@ -218,6 +244,13 @@ pub async fn check(
         (UNIT_HEADER, key.to_string()),
     ];
     Checked { answer: Answer::Allow(headers), record: Some(record) }
+}
+
+/// Whether a Kubernetes API path's query asks for a dry run (`dryRun=All`, the API server's only
+/// value). A spelling this misses is recorded: a cooldown too many, never one too few.
+fn kubernetes_dry_run(path: &str) -> bool {
+    let Some((_, query)) = path.split_once('?') else { return false };
+    query.split('&').any(|pair| pair.split_once('=').is_some_and(|(name, value)| name == "dryRun" && !value.is_empty()))
 }
 
 /// Writes the audit line; in blocking-strict mode a line that cannot be written denies the call.
@@ -259,4 +292,18 @@ fn no_decision(
         "to_replicas": to, "decision_id": null, "reasons": [],
     });
     Checked { answer: Answer::Deny(body), record: Some(record) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kubernetes_dry_run;
+
+    #[test]
+    fn a_kubernetes_dry_run_is_read_from_the_query() {
+        assert!(kubernetes_dry_run("/apis/apps/v1/namespaces/shop/deployments/web/scale?dryRun=All"));
+        assert!(kubernetes_dry_run("/apis/apps/v1/namespaces/shop/deployments/web/scale?fieldManager=x&dryRun=All"));
+        assert!(!kubernetes_dry_run("/apis/apps/v1/namespaces/shop/deployments/web/scale"));
+        assert!(!kubernetes_dry_run("/apis/apps/v1/namespaces/shop/deployments/web/scale?dryRun="));
+        assert!(!kubernetes_dry_run("/apis/apps/v1/namespaces/shop/deployments/web/scale?fieldManager=dryRun"));
+    }
 }
