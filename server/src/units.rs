@@ -92,7 +92,8 @@ pub struct UnitDecision {
     /// The time the cooldowns counted from, and why (`None` without a contract).
     pub last_action: Option<LastAction>,
     /// The stored evidence this decision was made on, as [`Units::evidence`] shows it, from the
-    /// same read (`None` without a contract).
+    /// same read (`None` without a contract, or from [`Units::decide`], which does not read it:
+    /// [`Units::decide_with_evidence`] does).
     pub evidence: Option<Value>,
 }
 

@@ -92,7 +92,7 @@ pub(super) async fn run(cluster: Arc<Cluster>) {
 }
 
 async fn round(cluster: &Arc<Cluster>, snapshot: Snapshot) {
-    let decided = cluster.units.decide(&snapshot.key, None).await;
+    let decided = cluster.units.decide_with_evidence(&snapshot.key, None).await;
     let now = jiff::Timestamp::now();
     let status = build(&snapshot, &decided, now);
     let decision = status

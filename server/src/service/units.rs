@@ -108,7 +108,7 @@ async fn decision(
         Some(Ok(count)) => Some(count),
         Some(Err(_)) => return error_response(StatusCode::BAD_REQUEST, "invalid_field", "replicas takes a number"),
     };
-    let decided = units.decide(&key, replicas).await;
+    let decided = units.decide_with_evidence(&key, replicas).await;
     if let Some(audit) = &shared.config.audit {
         let mut record = crate::audit::AuditRecord::new("unit");
         record.unit = Some(key.to_string());

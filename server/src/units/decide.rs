@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use scale_units_core::{Decision, ErrorCode, EvaluationError};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::ledger::{Admission, Known, format_ms};
 use super::{Observed, SeenChange, UnitDecision, UnitError, UnitKey, UnitVerdict, Units, evidence};
@@ -146,6 +146,30 @@ impl Units {
     /// # Errors
     /// As [`Self::evaluate`].
     pub async fn decide(&self, key: &UnitKey, current_replicas: Option<u64>) -> Result<UnitDecision, UnitError> {
+        self.decide_reading(key, current_replicas, false).await
+    }
+
+    /// [`Self::decide`], with the stored evidence the decision was made on, as
+    /// [`Self::evidence`] shows it, from the same read (`GET /v1/units/…`, a ScaleUnit's status).
+    ///
+    /// # Errors
+    /// As [`Self::evaluate`].
+    pub async fn decide_with_evidence(
+        &self,
+        key: &UnitKey,
+        current_replicas: Option<u64>,
+    ) -> Result<UnitDecision, UnitError> {
+        self.decide_reading(key, current_replicas, true).await
+    }
+
+    /// The decision; the evidence's view (a second reading of every stored observation) only when
+    /// asked: the gates' paths (webhook, Envoy, KEDA) never read it.
+    async fn decide_reading(
+        &self,
+        key: &UnitKey,
+        current_replicas: Option<u64>,
+        with_evidence: bool,
+    ) -> Result<UnitDecision, UnitError> {
         let Some(contract) = self.catalog.contract(key) else {
             return Ok(UnitDecision {
                 verdict: UnitVerdict::NoContract,
@@ -157,7 +181,7 @@ impl Units {
         };
         let now_ms = self.now_ms();
         let stored = self.evidence.read_stored(key, &contract, now_ms).await?;
-        let evidence = stored.view(now_ms);
+        let evidence = with_evidence.then(|| stored.view(now_ms));
         let Stored { signal, continuity, safety, replicas, last_action: pushed, capacities, quotas, admitted } = stored;
         let known = self.ledger.known(&key.to_string(), now_ms).await?;
         // In Kubernetes mode the API server's count, as the watch saw it, and the cooldowns from
@@ -213,20 +237,31 @@ impl Units {
             .zip(quotas)
             .filter_map(|(quota, text)| slot(text, "quota", Some(("quota_ref", quota.as_str()))))
             .collect();
-        let contract_value: Value = serde_json::from_str(&contract.text).map_err(|error| {
-            UnitError::Evaluation(EvaluationError::new(ErrorCode::InvalidJson, error.to_string(), "contract"))
-        })?;
-        let mut request = Map::new();
-        request.insert("contract".to_owned(), contract_value);
-        request.insert("current_replicas".to_owned(), Value::from(current));
-        request.insert("now".to_owned(), Value::String(self.now()));
-        request.insert("signal".to_owned(), slot(signal, "signal", None).unwrap_or(Value::Null));
-        request.insert("capacities".to_owned(), Value::Array(capacities));
-        request.insert("quotas".to_owned(), Value::Array(quotas));
-        request.insert("continuity".to_owned(), slot(continuity, "continuity", None).unwrap_or(Value::Null));
-        request.insert("safety".to_owned(), slot(safety, "safety", None).unwrap_or(Value::Null));
-        request.insert("last_action_at".to_owned(), last_action.at.clone().map_or(Value::Null, Value::String));
-        let request = Value::Object(request).to_string();
+        // The contract's text is spliced as it is: it is the compact JSON this service wrote of
+        // the value the component accepted (never a stored text of anyone else's); every other
+        // field is a value written out here. Not parsing the contract again on every decision is
+        // most of what building the request costs (issue 40's profile). Keys in the order a
+        // serde_json map writes them.
+        let value = |value: Value| value.to_string();
+        let fields: [(&str, String); 9] = [
+            ("capacities", value(Value::Array(capacities))),
+            ("continuity", value(slot(continuity, "continuity", None).unwrap_or(Value::Null))),
+            ("contract", contract.text.clone()),
+            ("current_replicas", current.to_string()),
+            ("last_action_at", value(last_action.at.clone().map_or(Value::Null, Value::String))),
+            ("now", value(Value::String(self.now()))),
+            ("quotas", value(Value::Array(quotas))),
+            ("safety", value(slot(safety, "safety", None).unwrap_or(Value::Null))),
+            ("signal", value(slot(signal, "signal", None).unwrap_or(Value::Null))),
+        ];
+        let mut request = String::with_capacity(fields.iter().map(|(_, text)| text.len().saturating_add(24)).sum());
+        for (index, (name, text)) in fields.iter().enumerate() {
+            request.push_str(if index == 0 { "{\"" } else { ",\"" });
+            request.push_str(name);
+            request.push_str("\":");
+            request.push_str(text);
+        }
+        request.push('}');
         let registry = Arc::clone(&self.catalog.registry);
         let served = match self.catalog.workers.run(move || registry.evaluate_json(&request)).await {
             Ok(Ok(Ok(served))) => served,
@@ -246,7 +281,7 @@ impl Units {
             decision_json: Some(served.evaluated.decision),
             provenance: Some(served.evaluated.provenance),
             last_action: Some(last_action),
-            evidence: Some(evidence),
+            evidence,
         })
     }
 }
