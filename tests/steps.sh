@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs `make test`'s steps one after another, each as `$MAKE <step>`, and ends with a table of each
-# step's wall time and the load average (/proc/loadavg, 1 minute) at its start and end, printed
-# even when a step fails (the failing step is named and the exit status is non-zero).
+# step's wall time and the load average (/proc/loadavg, 1 minute) at its start and end, and the
+# disk space left, printed even when a step fails (the failing step is named and the exit status
+# is non-zero).
 #
 #   tests/steps.sh [--keep-going] STEP...
 #
@@ -47,6 +48,8 @@ table() {
       "${load_start[$i]} -> ${load_end[$i]}" "${results[$i]}"
   done
   printf '%-22s %8s %9s  %s\n' total "" "$(fmt_time "$total")" "load now $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
+  # A build that fails for want of disk says so only deep in its log: the space left, beside it.
+  echo "disk: $(df -h --output=avail . 2>/dev/null | tail -n 1 | tr -d ' ') available where the build writes ($(pwd))"
   local passed=0 failed_count=0 r
   for r in "${results[@]}"; do
     case $r in ok) passed=$((passed + 1)) ;; FAILED* | INTERRUPTED) failed_count=$((failed_count + 1)) ;; esac
