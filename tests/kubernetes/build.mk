@@ -62,8 +62,7 @@ kubernetes-lint:
 	test -z "$$(gofmt -l $(K8S_DIR))" || { gofmt -l $(K8S_DIR); echo "gofmt: the files above are not formatted" >&2; exit 1; }
 	cd $(K8S_DIR) && $(GO) vet ./...
 
-test-kubernetes: component kubernetes-setup kubernetes-lint
-	$(CARGO) build --locked -p scale-units-cli
+test-kubernetes: component kubernetes-setup kubernetes-lint cli-build
 	cd $(K8S_DIR) && SCALE_UNITS_BIN=$(K8S_TARGET)/debug/scale-units SCALE_UNITS_KUBERNETES_BIN=$(K8S_BIN) \
 	  SCALE_UNITS_KUBERNETES_CRDS=$(K8S_CRDS) $(GO) test -count=1 -timeout 30m ./...
 
