@@ -26,20 +26,19 @@ setup:
 run: setup run-example
 
 ## Every test that CI runs, as steps (tests/steps.sh): each step is `make <step>`, one after another
-## (`a+b`: a and b at the same time; `a,b+c`: a then b, beside c), and the run ends with a table of
-## each step's wall time and the load average beside it, printed also when a step fails (the
-## failing step is named, and the exit status is non-zero). A step is made once: later steps take
-## it as made (`make -o`). The Rust tests are one dev build of the workspace (test-rust;
-## docs/DECISIONS.md, "The cost of make test (issue 39)"); test-core, test-host, test-server,
-## test-cli and test-envoy stay for running a part alone.
+## (`a+b`: a and b at the same time), and the run ends with a table of each step's wall time and
+## the load average beside it, printed also when a step fails (the failing step is named, and the
+## exit status is non-zero). A step is made once: later steps take it as made (`make -o`).
+## The Rust tests are one dev build of the workspace (test-rust; docs/DECISIONS.md, "The cost of
+## make test (issue 39)"); test-core, test-host, test-server, test-cli and test-envoy stay for
+## running a part alone.
 # The Kubernetes tests' Go build (kubernetes-setup: the control plane, KEDA and Helm, the longest
-# single step) from the start, beside the Rust lane (component, lint, the workspace's tests' build,
-# the README's binary): the two compilers keep both CPUs busy where either alone leaves one idle
-# (a download, a link, a long crate). The Kubernetes tests, which mostly wait (cooldowns, the
-# HPA's sync), beside the two builds that need none of their CPU-bound neighbours' results: the
-# image's musl build and the fuzz targets' (each in a target folder of its own, so no cargo lock
-# is shared with the tests' binary, which cli-build made before).
-TEST_STEPS := setup component,lint,rust-build,cli-build+fetch+kubernetes-setup test-rust wit-check \
+# step) beside the workspace's Rust build, both compilers keeping the two CPUs busy where either
+# alone leaves one idle (a link, a long crate). The Kubernetes tests, which mostly wait (cooldowns,
+# the HPA's sync), beside the two builds that share nothing with them: the image's musl build and
+# the fuzz targets' (each in a target folder of its own; the tests run the binary cli-build made,
+# so no cargo lock is waited on). Measured both ways in BENCHMARKS.md ("The cost of make test").
+TEST_STEPS := setup component lint rust-build+fetch+kubernetes-setup test-rust wit-check cli-build \
   test-kubernetes+test-image-check+fuzz-build test-js test-py test-go readme-commands quickstart-rs \
   js-quickstart py-quickstart test-playground fuzz-ci
 test:

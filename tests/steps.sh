@@ -7,11 +7,10 @@
 #   tests/steps.sh [--keep-going] STEP...
 #
 # A STEP is a make target, or targets joined by `+` (`a+b`): those run at the same time, each with
-# its output prefixed by its name, and the next step starts when all of them have ended. A member
-# of such a group may be a lane of targets joined by `,` (`a,b+c`: a then b, beside c); each target
-# is timed on its own. A step that ended is passed to the later steps' makes as `-o STEP` (made
-# already), as one make would run a prerequisite once. Without --keep-going (make's -k) the first
-# failed step ends the run and the steps after it are listed as not run.
+# its output prefixed by its name, and the next step starts when all of them have ended. A step
+# that ended is passed to the later steps' makes as `-o STEP` (made already), as one make would
+# run a prerequisite once. Without --keep-going (make's -k) the first failed step ends the run and
+# the steps after it are listed as not run.
 set -uo pipefail
 
 make_cmd=${MAKE:-make}
@@ -97,10 +96,10 @@ stop=0
 for group in "$@"; do
   IFS=+ read -r -a members <<<"$group"
   if [[ $stop -eq 1 ]]; then
-    for step in ${group//[+,]/ }; do record "$step" "" "" - - "not run"; done
+    for step in "${members[@]}"; do record "$step" "" "" - - "not run"; done
     continue
   fi
-  if [[ ${#members[@]} -eq 1 && $group != *,* ]]; then
+  if [[ ${#members[@]} -eq 1 ]]; then
     step=${members[0]}
     echo "==> $step"
     t0=$(now) l0=$(load)
@@ -120,33 +119,23 @@ for group in "$@"; do
       failed+=("$step")
     fi
   else
-    # Lanes at once, the steps of a lane one after another (a later step of a lane takes the
-    # earlier ones as made); each step writes its start, end, loads and status to a file of its
-    # own, and a lane stops at its first failed step.
+    # Members at once: each writes its start, end, loads and status to a file of its own.
     dir=$(mktemp -d)
-    echo "==> ${members[*]//,/ then } (at the same time)"
+    echo "==> ${members[*]} (at the same time)"
     pids=()
     current="${members[*]}" current_t0=$(now) current_l0=$(load)
-    for lane in "${members[@]}"; do
+    for step in "${members[@]}"; do
       (
-        IFS=, read -r -a lane_steps <<<"$lane"
-        for step in "${lane_steps[@]}"; do
-          t0=$(now) l0=$(load)
-          run_one "$step" "$step"
-          status=$?
-          echo "$t0 $(now) $l0 $(load) $status" >"$dir/$step"
-          [[ $status -eq 0 ]] || break
-          done_flags+=(-o "$step")
-        done
+        t0=$(now) l0=$(load)
+        run_one "$step" "$step"
+        status=$?
+        echo "$t0 $(now) $l0 $(load) $status" >"$dir/$step"
       ) &
       pids+=($!)
     done
     wait "${pids[@]}"
     current=""
-    lanes="${members[*]}"
-    IFS=, read -r -a members <<<"${lanes// /,}"
     for step in "${members[@]}"; do
-      if [[ ! -e $dir/$step ]]; then record "$step" "" "" - - "not run"; continue; fi
       read -r t0 t1 l0 l1 status <"$dir/$step" || { t0=$(now) t1=$t0 l0=- l1=- status=1; }
       if [[ $status -eq 0 ]]; then
         record "$step" "$t0" "$t1" "$l0" "$l1" ok
