@@ -29,31 +29,14 @@ func webhookHistogram(t *testing.T) map[float64]float64 {
 			continue
 		}
 		if strings.HasPrefix(line, metric+"sum") {
-			fields := strings.Fields(line)
-			value, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-			if err != nil {
-				t.Fatalf("%q: %v", line, err)
-			}
-			buckets[sumKey] += value
+			buckets[sumKey] += sampleValue(t, line)
 			continue
 		}
 		at := strings.Index(line, `le="`)
 		if at < 0 {
 			continue
 		}
-		rest := line[at+4:]
-		bound := math.Inf(1)
-		if le := rest[:strings.Index(rest, `"`)]; le != "+Inf" {
-			if bound, err = strconv.ParseFloat(le, 64); err != nil {
-				t.Fatalf("%q: %v", line, err)
-			}
-		}
-		fields := strings.Fields(line)
-		value, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		buckets[bound] += value
+		buckets[bucketBound(t, line, line[at+4:])] += sampleValue(t, line)
 	}
 	return buckets
 }
@@ -151,21 +134,35 @@ func (s *service) routeHistogram(t *testing.T, route string) map[float64]float64
 		if !found {
 			continue
 		}
-		le := rest[:strings.Index(rest, `"`)]
-		bound := math.Inf(1)
-		if le != "+Inf" {
-			if bound, err = strconv.ParseFloat(le, 64); err != nil {
-				t.Fatalf("%q: %v", line, err)
-			}
-		}
-		fields := strings.Fields(line)
-		value, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		buckets[bound] = value
+		buckets[bucketBound(t, line, rest)] = sampleValue(t, line)
 	}
 	return buckets
+}
+
+// sampleValue is a metrics line's value (its last field).
+func sampleValue(t *testing.T, line string) float64 {
+	t.Helper()
+	fields := strings.Fields(line)
+	value, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+	if err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	return value
+}
+
+// bucketBound is a histogram bucket's upper bound in seconds, read from rest, the line after its
+// `le="`.
+func bucketBound(t *testing.T, line, rest string) float64 {
+	t.Helper()
+	le := rest[:strings.Index(rest, `"`)]
+	if le == "+Inf" {
+		return math.Inf(1)
+	}
+	bound, err := strconv.ParseFloat(le, 64)
+	if err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	return bound
 }
 
 // upperBound is the smallest bucket bound under which a q share of the calls between two
