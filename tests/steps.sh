@@ -7,10 +7,11 @@
 #   tests/steps.sh [--keep-going] STEP...
 #
 # A STEP is a make target, or targets joined by `+` (`a+b`): those run at the same time, each with
-# its output prefixed by its name, and the next step starts when all of them have ended. A step
-# that ended is passed to the later steps' makes as `-o STEP` (made already), as one make would
-# run a prerequisite once. Without --keep-going (make's -k) the first failed step ends the run and
-# the steps after it are listed as not run.
+# its output prefixed by its name, and the next step starts when all of them have ended. A member
+# of such a group may be a lane of targets joined by `,` (`a,b+c`: a then b, beside c); each target
+# is timed on its own. A step that ended is passed to the later steps' makes as `-o STEP` (made
+# already), as one make would run a prerequisite once. Without --keep-going (make's -k) the first
+# failed step ends the run and the steps after it are listed as not run.
 set -uo pipefail
 
 make_cmd=${MAKE:-make}
@@ -21,17 +22,33 @@ if [[ ${1:-} == --keep-going ]]; then keep_going=1; shift; fi
 now() { date +%s.%N; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 
-names=() starts=() walls=() load_start=() load_end=() results=()
+names=() starts=() walls=() cpus=() load_start=() load_end=() results=()
 done_flags=()
 failed=()
+total_ticks=0
 run_start=$(now)
 
-# record NAME START END LOAD0 LOAD1 RESULT
+# record NAME START END LOAD0 LOAD1 RESULT [CPU_TICKS]
 record() {
   names+=("$1"); load_start+=("$4"); load_end+=("$5"); results+=("$6")
-  if [[ -z $3 ]]; then starts+=(-); walls+=(-); return; fi
+  if [[ -z $3 ]]; then starts+=(-); walls+=(-); cpus+=(-); return; fi
   starts+=("+$(fmt_time "$(awk -v a="$2" -v b="$run_start" 'BEGIN { printf "%.1f", a - b }')")")
   walls+=("$(fmt_time "$(awk -v a="$3" -v b="$2" 'BEGIN { printf "%.1f", a - b }')")")
+  if [[ -n ${7:-} ]]; then
+    total_ticks=$((total_ticks + $7))
+    cpus+=("$(fmt_time "$(awk -v t="$7" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", t / hz }')")")
+  else
+    cpus+=(-)
+  fi
+}
+
+# child_ticks VAR: the CPU time (user + system, in clock ticks) of this shell's children that have
+# ended and been waited for (/proc/PID/stat's cutime and cstime), read without forking.
+child_ticks() {
+  local stat fields
+  read -r stat <"/proc/$BASHPID/stat"
+  read -r -a fields <<<"${stat##*) }"
+  printf -v "$1" '%d' $((fields[13] + fields[14]))
 }
 
 # Seconds as m:ss.s.
@@ -41,13 +58,18 @@ table() {
   local total i
   total=$(awk -v a="$(now)" -v b="$run_start" 'BEGIN { printf "%.1f", a - b }')
   echo
-  echo "make test: steps (wall time; load = /proc/loadavg 1-minute average at the step's start -> end; $(nproc) CPUs)"
-  printf '%-22s %8s %9s %15s  %s\n' step start wall load result
+  echo "make test: steps (wall time; cpu = user + system time of the step's processes that ended;"
+  echo "load = /proc/loadavg 1-minute average at the step's start -> end; $(nproc) CPUs)"
+  printf '%-22s %8s %9s %9s %15s  %s\n' step start wall cpu load result
   for i in "${!names[@]}"; do
-    printf '%-22s %8s %9s %15s  %s\n' "${names[$i]}" "${starts[$i]}" "${walls[$i]}" \
+    printf '%-22s %8s %9s %9s %15s  %s\n' "${names[$i]}" "${starts[$i]}" "${walls[$i]}" "${cpus[$i]}" \
       "${load_start[$i]} -> ${load_end[$i]}" "${results[$i]}"
   done
-  printf '%-22s %8s %9s  %s\n' total "" "$(fmt_time "$total")" "load now $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
+  local cpu busy
+  cpu=$(awk -v t="$total_ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", t / hz }')
+  busy=$(awk -v c="$cpu" -v w="$total" -v n="$(nproc)" 'BEGIN { printf "%.0f", (w > 0 ? 100 * c / (w * n) : 0) }')
+  printf '%-22s %8s %9s %9s  %s\n' total "" "$(fmt_time "$total")" "$(fmt_time "$cpu")" \
+    "CPUs busy $busy % of the wall time; load now $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
   # A build that fails for want of disk says so only deep in its log: the space left, beside it.
   echo "disk: $(df -h --output=avail . 2>/dev/null | tail -n 1 | tr -d ' ') available where the build writes ($(pwd))"
   local passed=0 failed_count=0 r
@@ -96,51 +118,72 @@ stop=0
 for group in "$@"; do
   IFS=+ read -r -a members <<<"$group"
   if [[ $stop -eq 1 ]]; then
-    for step in "${members[@]}"; do record "$step" "" "" - - "not run"; done
+    for step in ${group//[+,]/ }; do record "$step" "" "" - - "not run"; done
     continue
   fi
-  if [[ ${#members[@]} -eq 1 ]]; then
+  if [[ ${#members[@]} -eq 1 && $group != *,* ]]; then
     step=${members[0]}
     echo "==> $step"
     t0=$(now) l0=$(load)
     current=$step current_t0=$t0 current_l0=$l0
     # In the background, so that a signal is handled at once (bash defers traps until a
-    # foreground child ends).
-    run_one "$step" "" &
+    # foreground child ends); the subshell reports its make's CPU time.
+    ticks_file=$(mktemp)
+    (
+      run_one "$step" ""
+      status=$?
+      child_ticks ticks
+      echo "$ticks" >"$ticks_file"
+      exit "$status"
+    ) &
     pids=($!)
     wait "${pids[0]}"
     status=$?
     current=""
     t1=$(now) l1=$(load)
+    read -r ticks <"$ticks_file" || ticks=""
+    rm -f "$ticks_file"
     if [[ $status -eq 0 ]]; then
-      record "$step" "$t0" "$t1" "$l0" "$l1" ok
+      record "$step" "$t0" "$t1" "$l0" "$l1" ok "$ticks"
     else
-      record "$step" "$t0" "$t1" "$l0" "$l1" "FAILED (exit $status)"
+      record "$step" "$t0" "$t1" "$l0" "$l1" "FAILED (exit $status)" "$ticks"
       failed+=("$step")
     fi
   else
-    # Members at once: each writes its start, end, loads and status to a file of its own.
+    # Lanes at once, the steps of a lane one after another (a later step of a lane takes the
+    # earlier ones as made); each step writes its start, end, loads and status to a file of its
+    # own, and a lane stops at its first failed step.
     dir=$(mktemp -d)
-    echo "==> ${members[*]} (at the same time)"
+    echo "==> ${members[*]//,/ then } (at the same time)"
     pids=()
     current="${members[*]}" current_t0=$(now) current_l0=$(load)
-    for step in "${members[@]}"; do
+    for lane in "${members[@]}"; do
       (
-        t0=$(now) l0=$(load)
-        run_one "$step" "$step"
-        status=$?
-        echo "$t0 $(now) $l0 $(load) $status" >"$dir/$step"
+        IFS=, read -r -a lane_steps <<<"$lane"
+        for step in "${lane_steps[@]}"; do
+          t0=$(now) l0=$(load)
+          child_ticks ticks0
+          run_one "$step" "$step"
+          status=$?
+          child_ticks ticks1
+          echo "$t0 $(now) $l0 $(load) $status $((ticks1 - ticks0))" >"$dir/$step"
+          [[ $status -eq 0 ]] || break
+          done_flags+=(-o "$step")
+        done
       ) &
       pids+=($!)
     done
     wait "${pids[@]}"
     current=""
+    lanes="${members[*]}"
+    IFS=, read -r -a members <<<"${lanes// /,}"
     for step in "${members[@]}"; do
-      read -r t0 t1 l0 l1 status <"$dir/$step" || { t0=$(now) t1=$t0 l0=- l1=- status=1; }
+      if [[ ! -e $dir/$step ]]; then record "$step" "" "" - - "not run"; continue; fi
+      read -r t0 t1 l0 l1 status ticks <"$dir/$step" || { t0=$(now) t1=$t0 l0=- l1=- status=1 ticks=""; }
       if [[ $status -eq 0 ]]; then
-        record "$step" "$t0" "$t1" "$l0" "$l1" ok
+        record "$step" "$t0" "$t1" "$l0" "$l1" ok "$ticks"
       else
-        record "$step" "$t0" "$t1" "$l0" "$l1" "FAILED (exit $status)"
+        record "$step" "$t0" "$t1" "$l0" "$l1" "FAILED (exit $status)" "$ticks"
         failed+=("$step")
       fi
     done
