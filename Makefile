@@ -39,16 +39,17 @@ run: setup run-example
 ## docs/DECISIONS.md, "The cost of make test (issue 39)"); test-core, test-host, test-server,
 ## test-cli and test-envoy stay for running a part alone.
 # The Kubernetes tests' Go build (kubernetes-setup: the control plane, KEDA and Helm, the longest
-# step, CPU-bound) beside the Rust lane: the workspace's build, the README's binary, then the Rust
-# tests, which mostly wait (servers, Prometheus' scrapes, Envoy: 3 CPU-minutes in 6 minutes on a
-# quiet machine), so the Go build takes the CPU they leave. The Kubernetes tests, which mostly
-# wait too (cooldowns, the HPA's sync), beside the two builds that share nothing with them: the
-# image's musl build and the fuzz targets' (each in a target folder of its own; the tests run the
-# binary cli-build made, so no cargo lock is waited on). Measured in BENCHMARKS.md ("The cost of
-# make test").
-TEST_STEPS := setup component lint rust-build,cli-build,test-rust+fetch+kubernetes-setup wit-check \
-  test-kubernetes+test-image-check+fuzz-build test-js test-py test-go readme-commands quickstart-rs \
-  js-quickstart py-quickstart test-playground fuzz-ci
+# step, CPU-bound) beside the Rust lane: the workspace's build, then the Rust tests, which mostly
+# wait (servers, Prometheus' scrapes, Envoy: 42 % of the two CPUs busy), so the Go build takes the
+# CPU they leave, then the README's binary (CPU-bound: last, when the Go build has ended). The
+# Kubernetes tests, which mostly wait too (cooldowns, the HPA's sync: 1.5 CPU-minutes in 5.5),
+# beside the builds that share nothing with them: the image's musl build and the fuzz targets'
+# (each in a target folder of its own; the tests run the binary cli-build made, so no cargo lock is
+# waited on), then the playground's browser tests, which mostly wait as well. Measured in
+# BENCHMARKS.md ("The cost of make test").
+TEST_STEPS := setup component lint rust-build,test-rust,cli-build+fetch+kubernetes-setup wit-check \
+  test-kubernetes+test-image-check+fuzz-build,test-playground test-js test-py test-go readme-commands \
+  quickstart-rs js-quickstart py-quickstart fuzz-ci
 test:
 	@MAKE="$(MAKE)" bash tests/steps.sh $(if $(findstring k,$(firstword -$(MAKEFLAGS))),--keep-going) $(TEST_STEPS)
 
