@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -325,6 +326,13 @@ func (p *process) argValue(flag string) string {
 	return ""
 }
 
+// kubectlCommand is kubectl as user, its discovery and HTTP caches in the cluster's folder
+// rather than the default ~/.kube/cache of whoever runs the tests.
+func (c *cluster) kubectlCommand(ctx context.Context, user string, args ...string) *exec.Cmd {
+	flags := []string{"--kubeconfig", c.kubeconfigs[user], "--cache-dir", filepath.Join(c.dir, "kubectl-cache")}
+	return execCommand(ctx, c.kubectlBin, append(flags, args...)...)
+}
+
 // kubectl runs kubectl as user; returns stdout, stderr and the error (a non-zero exit).
 func (c *cluster) kubectl(user string, args ...string) (string, string, error) {
 	return c.kubectlIn(user, "", args...)
@@ -333,7 +341,7 @@ func (c *cluster) kubectl(user string, args ...string) (string, string, error) {
 func (c *cluster) kubectlIn(user, stdin string, args ...string) (string, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := execCommand(ctx, c.kubectlBin, append([]string{"--kubeconfig", c.kubeconfigs[user], "--request-timeout", "60s"}, args...)...)
+	cmd := c.kubectlCommand(ctx, user, append([]string{"--request-timeout", "60s"}, args...)...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if stdin != "" {

@@ -60,7 +60,8 @@ func (c *cluster) helmBin(t *testing.T) string {
 	return bin
 }
 
-// helm runs the built Helm as the cluster's admin, with its own cache, config and data folders.
+// helm runs the built Helm as the cluster's admin, with its own cache, config and data folders
+// and its own Kubernetes discovery cache (KUBECACHEDIR; by default ~/.kube/cache).
 func (c *cluster) helm(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	bin := c.helmBin(t)
@@ -73,6 +74,7 @@ func (c *cluster) helm(t *testing.T, args ...string) (string, string, error) {
 		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
 		"HELM_DATA_HOME="+filepath.Join(home, "data"),
+		"KUBECACHEDIR="+filepath.Join(home, "kube-cache"),
 	)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -403,7 +403,7 @@ func TestFlappingSignalWritesStatusSparingly(t *testing.T) {
 	// Watch the ScaleUnit: every write of its status is an event of the watch.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	watch := execCommand(ctx, env.kubectlBin, "--kubeconfig", env.kubeconfigs[admin], "-n", "flapping", "get", "scaleunit", "gateway",
+	watch := env.kubectlCommand(ctx, admin, "-n", "flapping", "get", "scaleunit", "gateway",
 		"--watch-only", "-o", "jsonpath={.metadata.resourceVersion} {.status.decision.action}{\"\\n\"}")
 	var out strings.Builder
 	watch.Stdout = &out
