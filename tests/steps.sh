@@ -121,74 +121,52 @@ for group in "$@"; do
     for step in ${group//[+,]/ }; do record "$step" "" "" - - "not run"; done
     continue
   fi
-  if [[ ${#members[@]} -eq 1 && $group != *,* ]]; then
-    step=${members[0]}
-    echo "==> $step"
-    t0=$(now) l0=$(load)
-    current=$step current_t0=$t0 current_l0=$l0
-    # In the background, so that a signal is handled at once (bash defers traps until a
-    # foreground child ends); the subshell reports its make's CPU time.
-    ticks_file=$(mktemp)
+  # Lanes at once, the steps of a lane one after another (a later step of a lane takes the
+  # earlier ones as made), each lane in the background so that a signal is handled at once (bash
+  # defers traps until a foreground child ends); each step writes its start, end, loads, status
+  # and CPU ticks to a file of its own, and a lane stops at its first failed step. A step alone
+  # keeps its output as make prints it; beside others, its lines carry its name.
+  if [[ $group == *[+,]* ]]; then
+    echo "==> ${members[*]//,/ then } (at the same time)"
+  else
+    echo "==> $group"
+  fi
+  dir=$(mktemp -d)
+  pids=()
+  current="${members[*]}" current_t0=$(now) current_l0=$(load)
+  for lane in "${members[@]}"; do
     (
-      run_one "$step" ""
-      status=$?
-      child_ticks ticks
-      echo "$ticks" >"$ticks_file"
-      exit "$status"
+      IFS=, read -r -a lane_steps <<<"$lane"
+      for step in "${lane_steps[@]}"; do
+        prefix=$step
+        [[ $group == *[+,]* ]] || prefix=""
+        t0=$(now) l0=$(load)
+        child_ticks ticks0
+        run_one "$step" "$prefix"
+        status=$?
+        child_ticks ticks1
+        echo "$t0 $(now) $l0 $(load) $status $((ticks1 - ticks0))" >"$dir/$step"
+        [[ $status -eq 0 ]] || break
+        done_flags+=(-o "$step")
+      done
     ) &
-    pids=($!)
-    wait "${pids[0]}"
-    status=$?
-    current=""
-    t1=$(now) l1=$(load)
-    read -r ticks <"$ticks_file" || ticks=""
-    rm -f "$ticks_file"
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  current=""
+  lanes="${members[*]}"
+  IFS=, read -r -a members <<<"${lanes// /,}"
+  for step in "${members[@]}"; do
+    if [[ ! -e $dir/$step ]]; then record "$step" "" "" - - "not run"; continue; fi
+    read -r t0 t1 l0 l1 status ticks <"$dir/$step" || { t0=$(now) t1=$t0 l0=- l1=- status=1 ticks=""; }
     if [[ $status -eq 0 ]]; then
       record "$step" "$t0" "$t1" "$l0" "$l1" ok "$ticks"
     else
       record "$step" "$t0" "$t1" "$l0" "$l1" "FAILED (exit $status)" "$ticks"
       failed+=("$step")
     fi
-  else
-    # Lanes at once, the steps of a lane one after another (a later step of a lane takes the
-    # earlier ones as made); each step writes its start, end, loads and status to a file of its
-    # own, and a lane stops at its first failed step.
-    dir=$(mktemp -d)
-    echo "==> ${members[*]//,/ then } (at the same time)"
-    pids=()
-    current="${members[*]}" current_t0=$(now) current_l0=$(load)
-    for lane in "${members[@]}"; do
-      (
-        IFS=, read -r -a lane_steps <<<"$lane"
-        for step in "${lane_steps[@]}"; do
-          t0=$(now) l0=$(load)
-          child_ticks ticks0
-          run_one "$step" "$step"
-          status=$?
-          child_ticks ticks1
-          echo "$t0 $(now) $l0 $(load) $status $((ticks1 - ticks0))" >"$dir/$step"
-          [[ $status -eq 0 ]] || break
-          done_flags+=(-o "$step")
-        done
-      ) &
-      pids+=($!)
-    done
-    wait "${pids[@]}"
-    current=""
-    lanes="${members[*]}"
-    IFS=, read -r -a members <<<"${lanes// /,}"
-    for step in "${members[@]}"; do
-      if [[ ! -e $dir/$step ]]; then record "$step" "" "" - - "not run"; continue; fi
-      read -r t0 t1 l0 l1 status ticks <"$dir/$step" || { t0=$(now) t1=$t0 l0=- l1=- status=1 ticks=""; }
-      if [[ $status -eq 0 ]]; then
-        record "$step" "$t0" "$t1" "$l0" "$l1" ok "$ticks"
-      else
-        record "$step" "$t0" "$t1" "$l0" "$l1" "FAILED (exit $status)" "$ticks"
-        failed+=("$step")
-      fi
-    done
-    rm -rf "$dir"
-  fi
+  done
+  rm -rf "$dir"
   for step in "${members[@]}"; do done_flags+=(-o "$step"); done
   if [[ ${#failed[@]} -gt 0 && $keep_going -eq 0 ]]; then stop=1; fi
 done
